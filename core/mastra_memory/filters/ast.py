@@ -1,0 +1,147 @@
+"""The filter AST: frozen, normalised nodes produced by :func:`mastra_memory.filters.parse`.
+
+Normal form guarantees (adapters rely on them):
+
+* paths are tuples of non-empty segments (``{"a": {"b": 1}}`` and ``{"a.b": 1}`` both give ``("a", "b")``);
+  inside ``$elemMatch`` paths are relative to the element, and ``()`` means the element itself;
+* implicit equality is ``$eq``, a plain list is ``$in``, several entries in one document are an ``And``;
+* values are JSON scalars: ``datetime`` became its canonical timestamp string, ``-0.0`` became ``0``,
+  NaN/inf never appear; ``$in``/``$nin``/``$all`` values are tuples of scalars;
+* ``$regex`` is a :class:`Regex` node whose pattern passed the portable-subset check;
+* a field-level ``$not`` is a :class:`Not` over the field's conditions (so it matches missing fields).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+Scalar: TypeAlias = str | int | float | bool | None
+Path: TypeAlias = tuple[str, ...]
+
+ComparisonOp = Literal[
+    "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists", "$contains"
+]
+
+#: Operators that appear as keys of an operator document (field level).
+FIELD_OPERATORS: frozenset[str] = frozenset(
+    {
+        "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists",
+        "$contains", "$regex", "$options", "$elemMatch", "$not",
+    }
+)
+#: Logical operators that combine documents.
+LOGICAL_OPERATORS: frozenset[str] = frozenset({"$and", "$or", "$nor", "$not"})
+#: Every operator name a capability manifest may declare.
+ALL_OPERATORS: frozenset[str] = (FIELD_OPERATORS | LOGICAL_OPERATORS) - {"$options"}
+
+
+def dotted(path: Path) -> str:
+    """The dotted form of a path, used in messages (``("a", "b")`` -> ``"a.b"``)."""
+    return ".".join(path)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """``path <op> value``. For ``$in``/``$nin``/``$all`` ``value`` is a tuple of scalars."""
+
+    path: Path
+    op: ComparisonOp
+    value: Scalar | tuple[Scalar, ...]
+
+    @property
+    def operator(self) -> str:
+        return self.op
+
+
+@dataclass(frozen=True, slots=True)
+class Regex:
+    """Unanchored regular-expression search (portable subset); ``options`` is a subset of ``"ims"``."""
+
+    path: Path
+    pattern: str
+    options: str = ""
+
+    @property
+    def operator(self) -> str:
+        return "$regex"
+
+
+@dataclass(frozen=True, slots=True)
+class ElemMatch:
+    """Some single element of the list at ``path`` satisfies ``condition`` (paths relative to the element)."""
+
+    path: Path
+    condition: Node
+
+    @property
+    def operator(self) -> str:
+        return "$elemMatch"
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    children: tuple[Node, ...]
+
+    @property
+    def operator(self) -> str:
+        return "$and"
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    children: tuple[Node, ...]
+
+    @property
+    def operator(self) -> str:
+        return "$or"
+
+
+@dataclass(frozen=True, slots=True)
+class Nor:
+    children: tuple[Node, ...]
+
+    @property
+    def operator(self) -> str:
+        return "$nor"
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """NOT of the whole sub-filter (root ``$not``) or of a field's operator document (field ``$not``)."""
+
+    child: Node
+
+    @property
+    def operator(self) -> str:
+        return "$not"
+
+
+Node: TypeAlias = Comparison | Regex | ElemMatch | And | Or | Nor | Not
+LogicalNode: TypeAlias = And | Or | Nor | Not
+
+
+def walk(node: Node) -> list[Node]:
+    """Every node of the tree, depth first, the root first."""
+    out: list[Node] = []
+    stack: list[Node] = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        match current:
+            case And(children) | Or(children) | Nor(children):
+                stack.extend(reversed(children))
+            case Not(child):
+                stack.append(child)
+            case ElemMatch(_, condition):
+                stack.append(condition)
+            case _:
+                pass
+    return out
+
+
+def operators_used(node: Node | None) -> frozenset[str]:
+    """The operator names a filter uses (for checking it against a capability manifest)."""
+    if node is None:
+        return frozenset()
+    return frozenset(n.operator for n in walk(node))

@@ -1,0 +1,45 @@
+"""Plugin hooks. A plugin is any module or object with functions marked ``@hookimpl``.
+
+Every hook is a *register callback*: the plugin calls ``register(...)`` once per thing it provides, so
+one plugin can provide several (or none, depending on what is installed). Each hook is documented in
+``docs/plugins/hooks.md``; a test fails if a hook is added without documentation or a test.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .plugins import (
+        RegisterConformanceTarget,
+        RegisterEmbedder,
+        RegisterStorage,
+        RegisterVectorStore,
+    )
+
+PROJECT_NAME = "mastra_memory"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def register_vector_stores(register: RegisterVectorStore) -> None:
+    """Call ``register(name, factory, settings_model)`` for each vector store the plugin provides."""
+
+
+@hookspec
+def register_storages(register: RegisterStorage) -> None:
+    """Call ``register(name, factory, settings_model)`` for each memory storage the plugin provides."""
+
+
+@hookspec
+def register_embedders(register: RegisterEmbedder) -> None:
+    """Call ``register(provider, factory)`` for each model-router provider (``openai``, ``local``, ...)."""
+
+
+@hookspec
+def register_conformance_targets(register: RegisterConformanceTarget) -> None:
+    """Call ``register(target)`` for each way to obtain a live backend for the conformance kit."""

@@ -1,0 +1,89 @@
+"""One SQLite connection driven from a single worker thread, with an async front.
+
+Every call runs on the same dedicated thread, so calls are serialised (safe for concurrent tasks) and
+the event loop never blocks on disk. ``transaction`` wraps a callable in BEGIN IMMEDIATE ... COMMIT,
+rolling back on any exception, so a failed write leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+MEMORY = ":memory:"
+
+
+def sqlite_path(url_or_path: str | Path) -> str:
+    """Accept ``./memory.db``, ``file:./memory.db``, ``sqlite:///memory.db`` or ``:memory:``."""
+    text = str(url_or_path)
+    for prefix in ("sqlite:///", "sqlite://", "file:"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+            break
+    return text or MEMORY
+
+
+class SQLiteConnection:
+    """An SQLite connection owned by one worker thread. Open lazily; close with :meth:`close`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = sqlite_path(path)
+        self._executor: ThreadPoolExecutor | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if self.path != MEMORY:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 10000")
+            if self.path != MEMORY:
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._conn = conn
+        return self._conn
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` on the worker thread (autocommit mode; use for reads)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mastra-memory-sqlite")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(self._connection()))
+
+    async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` inside one write transaction; any exception rolls everything back."""
+
+        def wrapped(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        return await self.run(wrapped)
+
+    async def close(self) -> None:
+        """Close the connection and stop the worker thread. Safe to call twice."""
+        if self._executor is None:
+            return
+        conn = self._conn
+
+        def _close(_: sqlite3.Connection | None = None) -> None:
+            if conn is not None:
+                conn.close()
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, _close)
+        self._executor.shutdown(wait=True)
+        self._executor = None
+        self._conn = None
