@@ -1,0 +1,1 @@
+"""mastra-memory conformance kit: shared datasets and oracle comparisons for every adapter."""
