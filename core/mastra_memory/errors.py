@@ -34,7 +34,7 @@ class MastraMemoryError(Exception):
     """
 
     default_category: Category = "SYSTEM"
-    default_domain: str = "MASTRA_MEMORY"
+    default_domain: str = "CORE"
 
     def __init__(
         self,

@@ -27,17 +27,26 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 @hookspec
 def register_vector_stores(register: RegisterVectorStore) -> None:
-    """Call ``register(name, factory, settings_model)`` for each vector store the plugin provides."""
+    """Call ``register(name, factory, settings_model)`` for each vector store the plugin provides.
+
+    ``factory(settings)`` receives a validated ``settings_model`` instance and returns a ``MastraVector``.
+    """
 
 
 @hookspec
 def register_storages(register: RegisterStorage) -> None:
-    """Call ``register(name, factory, settings_model)`` for each memory storage the plugin provides."""
+    """Call ``register(name, factory, settings_model)`` for each memory storage the plugin provides.
+
+    ``factory(settings)`` receives a validated ``settings_model`` instance and returns a ``MemoryStorage``.
+    """
 
 
 @hookspec
 def register_embedders(register: RegisterEmbedder) -> None:
-    """Call ``register(provider, factory)`` for each model-router provider (``openai``, ``local``, ...)."""
+    """Call ``register(provider, factory)`` for each model-router provider (``openai``, ``local``, ...).
+
+    ``factory(model, options)`` receives the part of ``provider/model`` after the first ``/``.
+    """
 
 
 @hookspec

@@ -21,10 +21,15 @@ from .ast import (
     operators_used,
     walk,
 )
+from .evaluate import MISSING, evaluate, matches
+from .parse import parse, validate_filter
+from .regex import REGEX_OPTIONS, compile_regex, regex_problems
 from .visitor import FilterTranslator
 
 __all__ = [
     "ALL_OPERATORS",
+    "MISSING",
+    "REGEX_OPTIONS",
     "And",
     "Comparison",
     "ElemMatch",
@@ -36,7 +41,13 @@ __all__ = [
     "Path",
     "Regex",
     "Scalar",
+    "compile_regex",
     "dotted",
+    "evaluate",
+    "matches",
     "operators_used",
+    "parse",
+    "regex_problems",
+    "validate_filter",
     "walk",
 ]

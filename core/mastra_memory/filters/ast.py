@@ -78,6 +78,26 @@ class ElemMatch:
     def operator(self) -> str:
         return "$elemMatch"
 
+    @property
+    def on_documents(self) -> bool:
+        """Whether ``condition`` tests fields of object elements (``{"$elemMatch": {"k": 1}}``).
+
+        ``False`` means it tests each element's own value (``{"$elemMatch": {"$gte": 2}}``, paths ``()``).
+        In the document form only object elements can match (and nested lists, which MongoDB treats as
+        objects without such fields): a scalar element matches neither ``{"k": None}`` nor
+        ``{"k": {"$ne": 1}}``.
+        """
+        pending: list[Node] = [self.condition]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (Comparison, Regex, ElemMatch)):
+                return node.path != ()
+            if isinstance(node, Not):
+                pending.append(node.child)
+            else:
+                pending.extend(node.children)
+        return False  # pragma: no cover - every condition has a leaf
+
 
 @dataclass(frozen=True, slots=True)
 class And:

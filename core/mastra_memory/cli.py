@@ -1,0 +1,83 @@
+"""The ``mastra-memory`` command (needs the ``cli`` extra: typer and rich).
+
+``app`` is the typer application. Each command is one function: small ones live here, larger ones in
+their own module and are attached with ``app.command()``. Commands wrap their work in
+:func:`user_errors` so a typed error prints as one red line and exit status 1, not a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import plugins as plugin_registry
+from .errors import MastraMemoryError
+
+app = typer.Typer(
+    name="mastra-memory",
+    help="Mastra-style agent memory (message history + semantic recall) over any vector database.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Mastra-style agent memory (message history + semantic recall) over any vector database."""
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn a ``MastraMemoryError`` into an error line on stderr and exit status 1."""
+    try:
+        yield
+    except MastraMemoryError as exc:
+        Console(stderr=True).print(Text.assemble(("error: ", "bold red"), str(exc)))
+        raise typer.Exit(1) from exc
+
+
+def _provides(info: plugin_registry.PluginInfo) -> str:
+    kinds = [
+        ("vector stores", info.vector_stores),
+        ("storages", info.storages),
+        ("embedder providers", info.embedder_providers),
+        ("conformance targets", info.conformance_targets),
+    ]
+    return "\n".join(f"{label}: {', '.join(names)}" for label, names in kinds if names) or "-"
+
+
+@app.command("plugins")
+def plugins_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the loaded plugins: version, source, and what each provides."""
+    with user_errors():
+        infos = plugin_registry.list_plugins()
+    if as_json:
+        typer.echo(json.dumps([dataclasses.asdict(info) for info in infos], indent=2))
+        return
+    table = Table(title="mastra-memory plugins", show_lines=True)
+    table.add_column("Plugin", no_wrap=True)
+    table.add_column("Version", no_wrap=True)
+    table.add_column("Source", no_wrap=True)
+    table.add_column("Provides")
+    for info in infos:
+        table.add_row(info.name, info.version or "-", info.source, _provides(info))
+    Console().print(table)
+
+
+def main() -> None:
+    """Entry point of the ``mastra-memory`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""The single embedding write path and the semantic search shared by ``Memory`` and ``SemanticRecall``.
+
+SPEC §5.4/§5.5: one way to turn messages into vectors (text extraction, chunking, deterministic ids,
+thread metadata spread under fixed keys, index named from the real embedding dimension), one way to
+search them, and one way to find and clean every memory index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
+from .embedders.base import Embedder
+from .embedders.cache import embed_with_cache
+from .errors import ConfigError, EmbeddingError, MastraMemoryError, VectorCleanupError
+from .messages import MastraDBMessage, message_text
+from .storage import MemoryStorage, Thread
+from .timestamps import canonical_timestamp
+from .vector import IndexConfig, MastraVector, QueryResult
+
+logger = logging.getLogger("mastra_memory.indexing")
+trace_logger = logging.getLogger("mastra_memory.trace")
+
+#: The dimension Mastra's unsuffixed default index name stands for.
+DEFAULT_NAME_DIMENSION = 1536
+#: Vector deletes by message id go in batches of this many ids.
+DELETE_BATCH = 100
+#: Roles whose text is embedded.
+EMBEDDED_ROLES = frozenset({"user", "assistant"})
+#: Metadata keys written by the indexer; they win over thread metadata of the same name.
+FIXED_KEYS = ("message_id", "thread_id", "resource_id", "role", "content", "created_at")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One semantic match: the message it belongs to, its best score and the thread it was found in."""
+
+    message_id: str
+    thread_id: str | None
+    score: float
+
+
+@dataclass(slots=True)
+class SearchResult:
+    hits: list[Hit]
+    index_name: str | None
+    usage_tokens: int | None
+
+
+def default_index_name(dimension: int, separator: str) -> str:
+    """``memory_messages`` for 1536 dimensions, else ``memory_messages_<dim>`` (with the store's separator)."""
+    base = f"memory{separator}messages"
+    return base if dimension == DEFAULT_NAME_DIMENSION else f"{base}{separator}{dimension}"
+
+
+def vector_ids(message_id: str, chunks: int) -> list[str]:
+    """``<id>`` for chunk 0 and ``<id>#<n>`` for chunk n."""
+    return [message_id if n == 0 else f"{message_id}#{n}" for n in range(chunks)]
+
+
+def _sum_usage(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+class MessageIndexer:
+    """Writes, searches and cleans message vectors for one (storage, vector store, embedder) triple."""
+
+    def __init__(
+        self,
+        storage: MemoryStorage,
+        vector: MastraVector,
+        embedder: Embedder | None,
+        *,
+        index_name: str | None = None,
+        index_config: IndexConfig | None = None,
+        embedder_options: Mapping[str, Any] | None = None,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+    ) -> None:
+        self.storage = storage
+        self.vector = vector
+        self.embedder = embedder
+        self.index_name = index_name
+        self.index_config = index_config
+        self.embedder_options = dict(embedder_options or {})
+        self.chunk_size = chunk_size
+        self._ensured: set[tuple[str, int]] = set()
+        self._ensure_lock = asyncio.Lock()
+
+    # --- naming and index creation --------------------------------------------------------------
+
+    def index_name_for(self, dimension: int) -> str:
+        """The configured name, or the default derived from the real embedding dimension (SPEC §5.5)."""
+        return self.index_name or default_index_name(dimension, self.vector.index_separator)
+
+    async def ensure_index(self, dimension: int) -> str:
+        """Create the index for ``dimension`` once per process; returns its name."""
+        name = self.index_name_for(dimension)
+        key = (name, dimension)
+        if key in self._ensured:
+            return name
+        async with self._ensure_lock:
+            if key not in self._ensured:
+                metric = (self.index_config.metric if self.index_config else None) or "cosine"
+                await self.vector.create_index(
+                    name,
+                    dimension,
+                    metric=metric,
+                    index_config=self.index_config,
+                    metadata_indexes=["thread_id", "resource_id"],
+                )
+                self._ensured.add(key)
+        return name
+
+    async def message_index_set(self) -> list[str]:
+        """Every index that may hold this memory's vectors (SPEC §5.5): the configured name, or all
+        default-named indexes of any dimension (so vectors of an earlier embedder are cleaned too)."""
+        if self.index_name:
+            existing = await self.vector.list_indexes()
+            native = self.vector.to_native_index_name(self.index_name)
+            return [native] if native in existing else []
+        sep = self.vector.index_separator
+        base = f"memory{sep}messages"
+        return [n for n in await self.vector.list_indexes() if n == base or n.startswith(base + sep)]
+
+    # --- embedding --------------------------------------------------------------------------------
+
+    async def embed(self, texts: Sequence[str]) -> tuple[list[list[float]], int | None]:
+        """Embed through the shared cache; EmbeddingError when the embedder fails or returns nothing."""
+        if not texts:
+            return [], None
+        if self.embedder is None:
+            raise ConfigError("no embedder configured: pass embedder= to Memory or SemanticRecall")
+        try:
+            result = await embed_with_cache(self.embedder, list(texts))
+        except MastraMemoryError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(
+                f"embedder {getattr(self.embedder, 'model_id', '?')} failed: {exc}",
+                details={"model_id": getattr(self.embedder, "model_id", None)},
+            ) from exc
+        if len(result.embeddings) != len(texts) or not all(result.embeddings):
+            raise EmbeddingError(
+                f"embedder {getattr(self.embedder, 'model_id', '?')} returned {len(result.embeddings)} embeddings for "
+                f"{len(texts)} texts"
+            )
+        return result.embeddings, result.usage_tokens
+
+    # --- the write path -------------------------------------------------------------------------
+
+    async def index_messages(
+        self, messages: Iterable[MastraDBMessage], threads: Mapping[str, Thread] | None = None
+    ) -> int | None:
+        """Embed and upsert the vectors of ``messages`` (SPEC §5.4). Returns provider-reported tokens.
+
+        Old vectors of these messages are deleted first, so a message whose chunk count shrank leaves no
+        stale chunk behind. Messages without text (and system/signal messages) produce no vectors.
+        """
+        todo = [m for m in messages if m.role in EMBEDDED_ROLES]
+        if not todo:
+            return None
+        thread_cache: dict[str, Thread | None] = dict(threads or {})
+        ids: list[str] = []
+        texts: list[str] = []
+        metas: list[dict[str, Any]] = []
+        for msg in todo:
+            chunks = chunk_text(message_text(msg), self.chunk_size)
+            if msg.thread_id not in thread_cache:
+                thread_cache[msg.thread_id] = await self.storage.get_thread_by_id(msg.thread_id)
+            thread = thread_cache[msg.thread_id]
+            base: dict[str, Any] = dict(thread.metadata or {}) if thread else {}
+            for vid, chunk in zip(vector_ids(msg.id, len(chunks)), chunks, strict=True):
+                meta = dict(base)
+                meta.update(
+                    message_id=msg.id,
+                    thread_id=msg.thread_id,
+                    resource_id=msg.resource_id or (thread.resource_id if thread else None),
+                    role=msg.role,
+                    content=chunk,
+                    created_at=canonical_timestamp(msg.created_at),
+                )
+                ids.append(vid)
+                texts.append(chunk)
+                metas.append(meta)
+        embeddings, usage = await self.embed(texts)
+        message_ids = [m.id for m in todo]
+        # Stale chunks may live in any memory index (e.g. after an embedder switch): clean them all.
+        await self.delete_message_vectors(message_ids)
+        if not embeddings:
+            return usage
+        dimension = len(embeddings[0])
+        name = await self.ensure_index(dimension)
+        await self.vector.upsert(name, embeddings, metas, ids)
+        return usage
+
+    # --- search -----------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int,
+        scope_filter: Mapping[str, Any],
+        user_filter: Mapping[str, Any] | None,
+        threshold: float | None,
+    ) -> SearchResult:
+        """Embed each chunk of ``query``, query concurrently, keep the best score per message, apply
+        ``threshold`` (``score >= threshold``). SPEC §5.3 step 7."""
+        chunks = chunk_text(query, self.chunk_size)
+        if not chunks:
+            return SearchResult([], None, None)
+        embeddings, usage = await self.embed(chunks)
+        dimension = len(embeddings[0])
+        name = await self.ensure_index(dimension)
+        flt: dict[str, Any] = (
+            dict(scope_filter) if not user_filter else {"$and": [dict(scope_filter), dict(user_filter)]}
+        )
+        results: list[list[QueryResult]] = await asyncio.gather(
+            *(self.vector.query(name, emb, top_k=top_k, filter=flt) for emb in embeddings)
+        )
+        best: dict[str, Hit] = {}
+        for hits in results:
+            for r in hits:
+                message_id = r.metadata.get("message_id")
+                if not isinstance(message_id, str):
+                    continue
+                current = best.get(message_id)
+                if current is None or r.score > current.score:
+                    thread_id = r.metadata.get("thread_id")
+                    best[message_id] = Hit(
+                        message_id, thread_id if isinstance(thread_id, str) else None, r.score
+                    )
+        ordered = sorted(best.values(), key=lambda h: (-h.score, h.message_id))
+        if threshold is not None:
+            ordered = [h for h in ordered if h.score >= threshold]
+        return SearchResult(ordered, name, usage)
+
+    # --- cleanup ----------------------------------------------------------------------------------
+
+    async def delete_message_vectors(self, message_ids: Sequence[str]) -> None:
+        """Delete every vector of these messages in every memory index (batches of 100 ids)."""
+        if not message_ids:
+            return
+        indexes = await self.message_index_set()
+        for index in indexes:
+            for start in range(0, len(message_ids), DELETE_BATCH):
+                batch = list(message_ids[start : start + DELETE_BATCH])
+                try:
+                    await self.vector.delete_vectors(index, filter={"message_id": {"$in": batch}})
+                except MastraMemoryError as exc:
+                    raise VectorCleanupError(
+                        f"deleting vectors of {len(batch)} messages from index {index!r} failed: {exc}; "
+                        "storage is already updated, retry the same call",
+                        details={"index": index, "message_ids": batch},
+                    ) from exc
+
+    async def delete_thread_vectors(self, thread_id: str) -> None:
+        """Delete every vector of a thread in every memory index."""
+        for index in await self.message_index_set():
+            try:
+                await self.vector.delete_vectors(index, filter={"thread_id": thread_id})
+            except MastraMemoryError as exc:
+                raise VectorCleanupError(
+                    f"deleting vectors of thread {thread_id!r} from index {index!r} failed: {exc}; "
+                    "storage is already updated, retry the same call",
+                    details={"index": index, "thread_id": thread_id},
+                ) from exc
+
+
+def trace_recall(thread_id: str, resource_id: Any, index_name: str | None, hits: Sequence[Hit]) -> None:
+    """Emit the ``memory.recall`` trace event (logger ``mastra_memory.trace``): ids and scores, no text.
+
+    The structured fields ride on the log record (``record.event``, ``record.hits``, ...), so a logging
+    handler can forward them to any tracing backend.
+    """
+    trace_logger.info(
+        "memory.recall thread=%s resource=%s index=%s hits=%s",
+        thread_id,
+        resource_id,
+        index_name,
+        [(h.message_id, round(h.score, 4)) for h in hits],
+        extra={
+            "event": "memory.recall",
+            "thread_id": thread_id,
+            "resource_id": resource_id,
+            "index_name": index_name,
+            "hits": [{"message_id": h.message_id, "thread_id": h.thread_id, "score": h.score} for h in hits],
+            "source": "memory",
+        },
+    )

@@ -1,0 +1,253 @@
+"""``Memory`` configuration (SPEC §5.1, §5.2): Mastra's option names and defaults, camelCase accepted.
+
+Build configurations with :meth:`MemoryConfig.from_any` and combine instance options with a per-call
+``thread_config`` with :func:`merge_config`; both raise :class:`ConfigError` listing every problem.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ValidationError as PydanticValidationError
+from pydantic.alias_generators import to_camel
+
+from .errors import ConfigError, FilterError
+from .vector import PORTABLE_INDEX_NAME, IndexConfig
+
+Scope = Literal["thread", "resource"]
+
+DEFAULT_WORKING_MEMORY_TEMPLATE = """# User Information
+- **First Name**:
+- **Last Name**:
+- **Location**:
+- **Occupation**:
+- **Interests**:
+- **Goals**:
+- **Events**:
+- **Facts**:
+- **Projects**:
+"""
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", arbitrary_types_allowed=True
+    )
+
+
+class MessageRange(_Config):
+    """How many messages to include before and after each semantic hit."""
+
+    before: int = Field(default=1, ge=0)
+    after: int = Field(default=1, ge=0)
+
+
+class SemanticRecallConfig(_Config):
+    """``semantic_recall`` options. ``True`` in ``MemoryConfig`` means all these defaults."""
+
+    top_k: int = Field(default=4, ge=1)
+    message_range: MessageRange = Field(default_factory=MessageRange)
+    scope: Scope = "resource"
+    threshold: float | None = None
+    index_name: str | None = None
+    index_config: IndexConfig | None = None
+    filter: dict[str, Any] | None = None
+
+    @field_validator("message_range", mode="before")
+    @classmethod
+    def _range_from_int(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("message_range must be an int >= 0 or {before, after}")
+        if isinstance(value, int):
+            return {"before": value, "after": value}
+        return value
+
+    @field_validator("threshold")
+    @classmethod
+    def _finite_threshold(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("threshold must be a finite number")
+        return value
+
+    @field_validator("index_name")
+    @classmethod
+    def _portable_index_name(cls, value: str | None) -> str | None:
+        if value is not None and not PORTABLE_INDEX_NAME.fullmatch(value):
+            raise ValueError(
+                f"index_name {value!r} is not in portable form: a lowercase letter followed by up to 62 "
+                "lowercase letters, digits or underscores"
+            )
+        return value
+
+    @field_validator("index_config", mode="before")
+    @classmethod
+    def _index_config(cls, value: Any) -> Any:
+        return None if value is None else IndexConfig.from_any(value)
+
+    @field_validator("filter")
+    @classmethod
+    def _valid_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        from .filters.parse import validate_filter
+
+        validate_filter(value)  # FilterError surfaces at construction, not at the first recall
+        return value
+
+
+class WorkingMemoryConfig(_Config):
+    """Working memory options (configuration only in v1, SPEC §5.8)."""
+
+    enabled: bool = False
+    template: str | None = None
+    schema_: dict[str, Any] | type[BaseModel] | None = Field(default=None, alias="schema")
+    scope: Scope = "resource"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed_and_exclusive(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            if "use" in data:
+                raise ValueError(
+                    "working_memory.use was removed; drop it (tool-call updates are the only mode)"
+                )
+            if data.get("template") is not None and data.get("schema") is not None:
+                raise ValueError("working_memory.template and working_memory.schema are mutually exclusive")
+        return data
+
+    @property
+    def effective_template(self) -> str | None:
+        """The Markdown template in force (the default outline unless a schema is used)."""
+        if self.schema_ is not None:
+            return None
+        return self.template or DEFAULT_WORKING_MEMORY_TEMPLATE
+
+
+class TitleConfig(_Config):
+    """Thread title generation (SPEC §5.9). Inert, with one warning, when no model is available."""
+
+    model: Any = None
+    instructions: str | None = None
+    min_messages: int = Field(default=1, ge=1)
+
+
+class ThreadsConfig(_Config):
+    """Deprecated container of ``generate_title`` (Mastra's ``threads.generateTitle``)."""
+
+    generate_title: bool | TitleConfig | None = None
+
+
+class MemoryConfig(_Config):
+    """Options of a ``Memory`` instance, and the type of a per-call ``thread_config``."""
+
+    last_messages: int | Literal[False] = 10
+    semantic_recall: bool | SemanticRecallConfig = False
+    working_memory: WorkingMemoryConfig = Field(default_factory=WorkingMemoryConfig)
+    generate_title: bool | TitleConfig = False
+    threads: ThreadsConfig | None = None
+    read_only: bool = False
+
+    @field_validator("last_messages", mode="before")
+    @classmethod
+    def _last_messages(cls, value: Any) -> Any:
+        if value is False:
+            return False
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError("last_messages must be an int >= 0 or False")
+        return value
+
+    @model_validator(mode="after")
+    def _threads_alias(self) -> MemoryConfig:
+        if self.threads is not None and self.threads.generate_title is not None:
+            if (
+                "generate_title" in self.model_fields_set
+                and self.generate_title != self.threads.generate_title
+            ):
+                raise ValueError(
+                    "generate_title and threads.generate_title are both set with different values"
+                )
+            warnings.warn(
+                "threads.generate_title is deprecated; use generate_title", DeprecationWarning, stacklevel=2
+            )
+            self.generate_title = self.threads.generate_title
+        return self
+
+    @property
+    def recall(self) -> SemanticRecallConfig | None:
+        """The semantic recall options, or None when semantic recall is off."""
+        if self.semantic_recall is True:
+            return SemanticRecallConfig()
+        if isinstance(self.semantic_recall, SemanticRecallConfig):
+            return self.semantic_recall
+        return None
+
+    @property
+    def history_on(self) -> bool:
+        return self.last_messages not in (0, False)
+
+    @classmethod
+    def from_any(cls, value: MemoryConfig | Mapping[str, Any] | None) -> MemoryConfig:
+        """Validate ``value``; every problem is reported in one ConfigError."""
+        if value is None:
+            return cls()
+        if isinstance(value, MemoryConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"memory options must be a dict or MemoryConfig, got {type(value).__name__}")
+        try:
+            return cls.model_validate(dict(value))
+        except PydanticValidationError as exc:
+            raise ConfigError(f"invalid memory options: {_problems(exc)}") from exc
+        except FilterError as exc:
+            raise ConfigError(f"invalid semantic_recall.filter: {exc}") from exc
+
+
+def _problems(exc: PydanticValidationError) -> str:
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union")))
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        out.append(f"{loc or 'options'}: {msg}")
+    return "; ".join(dict.fromkeys(out))
+
+
+def _set_fields(model: BaseModel) -> dict[str, Any]:
+    """The fields a caller actually set, recursively, as plain data (snake_case)."""
+    out: dict[str, Any] = {}
+    for name in model.model_fields_set:
+        value = getattr(model, name)
+        out[name] = _set_fields(value) if isinstance(value, BaseModel) and name != "index_config" else value
+    return out
+
+
+def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def merge_config(
+    options: MemoryConfig, thread_config: MemoryConfig | Mapping[str, Any] | None
+) -> MemoryConfig:
+    """Deep-merge a per-call ``thread_config`` over the instance options (dicts merge; others replace).
+
+    ``semantic_recall: False`` in ``thread_config`` switches recall off for that call; ``True`` over
+    a configured dict keeps the configured options.
+    """
+    if thread_config is None:
+        return options
+    override = _set_fields(MemoryConfig.from_any(thread_config))
+    base = _set_fields(options)
+    if override.get("semantic_recall") is True and isinstance(base.get("semantic_recall"), dict):
+        override.pop("semantic_recall")
+    if base.get("semantic_recall") is True and isinstance(override.get("semantic_recall"), dict):
+        base["semantic_recall"] = {}
+    return MemoryConfig.from_any(_deep_merge(base, override))

@@ -1,0 +1,549 @@
+"""Message records (SPEC §4.1): ``MastraDBMessage``, its v2 content and parts, and legacy v1 normalisation.
+
+Every model accepts snake_case and camelCase keys and dumps either (``by_alias=True`` for camelCase).
+Optional fields that were never given are left out of dumps, while an explicit ``None`` is kept, so a
+message read back from storage serialises exactly as it was written. Parts and content keep unknown keys
+verbatim, and parts of an unknown ``type`` are kept as :class:`UnknownPart`.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    Tag,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic import ValidationError as PydanticValidationError
+from pydantic.alias_generators import to_camel
+
+from .errors import ValidationError
+from .timestamps import canonical_timestamp, next_after, parse_timestamp
+
+Role = Literal["user", "assistant", "system", "signal"]
+ToolInvocationState = Literal[
+    "partial-call",
+    "call",
+    "result",
+    "approval-requested",
+    "approval-responded",
+    "output-error",
+    "output-denied",
+]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS = timedelta(milliseconds=1)
+
+
+class _Record(BaseModel):
+    """Base of the content models: camelCase aliases, unknown keys kept, unset ``None`` fields not dumped."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_nulls(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        for name, field in type(self).model_fields.items():
+            if name not in self.model_fields_set and getattr(self, name) is None:
+                key = field.alias if info.by_alias and field.alias else name
+                data.pop(key, None)
+        return data
+
+
+class _PartBase(_Record):
+    """Fields every part may carry."""
+
+    provider_metadata: dict[str, Any] | None = None
+    created_at: int | None = Field(default=None, description="epoch milliseconds")
+
+    @field_validator("created_at", mode="before")
+    @classmethod
+    def _epoch_ms(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("part created_at must be epoch milliseconds (an int)")
+        if isinstance(value, datetime):
+            return epoch_ms(value)
+        return value
+
+
+class TextPart(_PartBase):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolInvocation(_Record):
+    """One tool call and, once known, its result."""
+
+    state: ToolInvocationState
+    tool_call_id: str
+    tool_name: str
+    args: Any = Field(default_factory=dict)
+    result: Any = None
+
+
+class ToolInvocationPart(_PartBase):
+    """A tool call of an assistant message; the result lives in the same part (state ``result``)."""
+
+    type: Literal["tool-invocation"] = "tool-invocation"
+    tool_invocation: ToolInvocation
+
+
+class ReasoningPart(_PartBase):
+    """Model reasoning (``reasoning`` in the v2 shape, ``text`` in newer shapes; both kept)."""
+
+    type: Literal["reasoning"] = "reasoning"
+    reasoning: str | None = None
+    text: str | None = None
+    details: list[Any] | None = None
+
+
+class FilePart(_PartBase):
+    """A file, inline (``data``) or by ``url``."""
+
+    type: Literal["file"] = "file"
+    mime_type: str | None = None
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+    filename: str | None = None
+
+
+class SourcePart(_PartBase):
+    """A cited source in the v2 shape: ``{type: "source", source: {source_type, id, url, title}}``."""
+
+    type: Literal["source"] = "source"
+    source: dict[str, Any] = Field(default_factory=dict)
+
+
+class SourceUrlPart(_PartBase):
+    """A cited web source."""
+
+    type: Literal["source-url"] = "source-url"
+    source_id: str | None = None
+    url: str | None = None
+    title: str | None = None
+
+
+class SourceDocumentPart(_PartBase):
+    """A cited document."""
+
+    type: Literal["source-document"] = "source-document"
+    source_id: str | None = None
+    media_type: str | None = None
+    title: str | None = None
+    filename: str | None = None
+
+
+class StepStartPart(_PartBase):
+    """Marks the start of a model step."""
+
+    type: Literal["step-start"] = "step-start"
+
+
+class ErrorPart(_PartBase):
+    """An error surfaced in the conversation."""
+
+    type: Literal["error"] = "error"
+    error: Any = None
+
+
+class DataPart(_PartBase):
+    """Application data; ``type`` is ``data-<name>``."""
+
+    type: str = Field(pattern=r"^data-")
+    id: str | None = None
+    data: Any = None
+
+
+class UnknownPart(_PartBase):
+    """A part of a type this version does not know; every key is kept verbatim."""
+
+    type: str
+
+
+_KNOWN_PART_TYPES = frozenset(
+    {
+        "text",
+        "tool-invocation",
+        "reasoning",
+        "file",
+        "source",
+        "source-url",
+        "source-document",
+        "step-start",
+        "error",
+    }
+)
+
+
+def _part_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, Mapping) else getattr(value, "type", None)
+    if kind in _KNOWN_PART_TYPES:
+        return str(kind)
+    if isinstance(kind, str) and kind.startswith("data-"):
+        return "data"
+    return "unknown"
+
+
+Part: TypeAlias = Annotated[
+    Annotated[TextPart, Tag("text")]
+    | Annotated[ToolInvocationPart, Tag("tool-invocation")]
+    | Annotated[ReasoningPart, Tag("reasoning")]
+    | Annotated[FilePart, Tag("file")]
+    | Annotated[SourcePart, Tag("source")]
+    | Annotated[SourceUrlPart, Tag("source-url")]
+    | Annotated[SourceDocumentPart, Tag("source-document")]
+    | Annotated[StepStartPart, Tag("step-start")]
+    | Annotated[ErrorPart, Tag("error")]
+    | Annotated[DataPart, Tag("data")]
+    | Annotated[UnknownPart, Tag("unknown")],
+    Discriminator(_part_tag),
+]
+"""A message part: a tagged union on ``type``; unknown types become :class:`UnknownPart`."""
+
+
+class MessageContentV2(_Record):
+    """Message content in format 2: typed parts plus optional message-level fields stored verbatim."""
+
+    format: Literal[2] = 2
+    parts: list[Part] = Field(default_factory=list)
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    provider_metadata: dict[str, Any] | None = None
+    experimental_attachments: list[Any] | None = None
+    tool_invocations: list[Any] | None = None
+    reasoning: Any = None
+    annotations: list[Any] | None = None
+
+
+class _MessageClock:
+    """Hands out strictly increasing "now" stamps, 1 ms apart, across every call in the process.
+
+    Two saves in the same millisecond would otherwise tie on ``created_at`` and order by random uuid.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: datetime | None = None
+
+    def take(self, count: int) -> list[datetime]:
+        with self._lock:
+            first = next_after(self._last)
+            stamps = [first + _ONE_MS * k for k in range(count)]
+            if stamps:
+                self._last = stamps[-1]
+            return stamps
+
+    def next(self) -> datetime:
+        return self.take(1)[0]
+
+
+_clock = _MessageClock()
+
+
+def epoch_ms(value: datetime) -> int:
+    """Milliseconds since the Unix epoch of an aware datetime (naive ones raise ValidationError)."""
+    return (parse_timestamp(value) - _EPOCH) // _ONE_MS
+
+
+def from_epoch_ms(value: int) -> datetime:
+    """The aware UTC datetime of an epoch-milliseconds value."""
+    return _EPOCH + _ONE_MS * value
+
+
+def coerce_datetime(value: Any, what: str) -> datetime:
+    """An aware UTC millisecond datetime from a datetime, an ISO-8601 string, or epoch milliseconds."""
+    if isinstance(value, bool):
+        raise ValidationError(f"{what} must be an aware datetime or an ISO-8601 string, got a bool")
+    if isinstance(value, int):
+        return from_epoch_ms(value)
+    if isinstance(value, datetime | str):
+        return parse_timestamp(value, what)
+    raise ValidationError(
+        f"{what} must be an aware datetime or an ISO-8601 string, got {type(value).__name__}"
+    )
+
+
+Timestamp: TypeAlias = Annotated[
+    datetime,
+    BeforeValidator(lambda value: coerce_datetime(value, "timestamp")),
+    PlainSerializer(canonical_timestamp, when_used="json"),
+]
+"""An aware UTC millisecond datetime; accepts ISO strings and epoch ms, dumps the canonical form in JSON."""
+
+
+class MastraDBMessage(BaseModel):
+    """A stored message. ``content`` may be given as a string or a v1 part list; it is stored as v2.
+
+    A missing ``id`` becomes a uuid4 string and a missing ``created_at`` "now" (strictly increasing in
+    the process). Role ``tool`` is not a stored role: pass such messages through :func:`normalize_messages`,
+    which folds their results into the assistant message that made the call.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()), min_length=1)
+    role: Role
+    created_at: Timestamp = Field(default_factory=_clock.next)
+    thread_id: str
+    resource_id: str | None = None
+    type: str = "v2"
+    content: MessageContentV2
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_content(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "content" in data and not _is_v2_content(data["content"]):
+            parts = _v1_parts_to_v2(data["content"])
+            converted = dict(data)
+            converted["content"] = (
+                {"format": 2, "content": data["content"], "parts": parts}
+                if isinstance(data["content"], str)
+                else {"format": 2, "parts": parts}
+            )
+            converted["type"] = "v2"
+            return converted
+        return data
+
+
+def _is_v2_content(content: Any) -> bool:
+    return isinstance(content, MessageContentV2) or (
+        isinstance(content, Mapping) and ("format" in content or "parts" in content)
+    )
+
+
+def _tool_call_id(part: Mapping[str, Any]) -> Any:
+    return part.get("tool_call_id", part.get("toolCallId"))
+
+
+def _v1_parts_to_v2(content: Any) -> list[dict[str, Any]]:
+    """Convert v1 content (a string or an AI-SDK part list) to v2 part dicts.
+
+    Tool results are folded into a call of the same id in this list; a result without one becomes a
+    tool-invocation part of its own in state ``result``.
+    """
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        raise ValueError("content must be a string, a list of parts, or a format-2 content object")
+    parts: list[dict[str, Any]] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    for raw in content:
+        if not isinstance(raw, Mapping):
+            raise ValueError(f"content parts must be objects, got {type(raw).__name__}")
+        kind = raw.get("type")
+        if kind == "tool-call":
+            invocation = {
+                "state": "call",
+                "tool_call_id": _tool_call_id(raw),
+                "tool_name": raw.get("tool_name", raw.get("toolName")),
+                "args": raw.get("args", raw.get("input", {})),
+            }
+            part = {"type": "tool-invocation", "tool_invocation": invocation}
+            calls[invocation["tool_call_id"]] = invocation
+            parts.append(part)
+        elif kind == "tool-result":
+            result = raw.get("result", raw.get("output"))
+            call = calls.get(_tool_call_id(raw))
+            if call is not None:
+                call["state"] = "result"
+                call["result"] = result
+            else:
+                parts.append(_tool_result_part(raw))
+        elif kind == "image":
+            parts.append(
+                {
+                    "type": "file",
+                    "mime_type": raw.get("mime_type", raw.get("mimeType", "image/*")),
+                    "data": raw.get("image"),
+                }
+            )
+        elif kind == "reasoning" and "reasoning" not in raw and "text" in raw:
+            parts.append({"type": "reasoning", "reasoning": raw["text"]})
+        else:
+            parts.append(dict(raw))
+    return parts
+
+
+def _tool_result_part(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool-invocation",
+        "tool_invocation": {
+            "state": "result",
+            "tool_call_id": _tool_call_id(raw),
+            "tool_name": raw.get("tool_name", raw.get("toolName")),
+            "args": {},
+            "result": raw.get("result", raw.get("output")),
+        },
+    }
+
+
+def _as_validation_error(exc: PydanticValidationError, what: str) -> ValidationError:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        text = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {text}" if where else text)
+    return ValidationError(f"invalid {what}: " + "; ".join(problems))
+
+
+MessageInput: TypeAlias = MastraDBMessage | Mapping[str, Any]
+"""Anything :func:`normalize_message` accepts."""
+
+
+def normalize_message(obj: MessageInput) -> MastraDBMessage:
+    """One message in any accepted shape (v2, v1 string or part list, camelCase) as a MastraDBMessage.
+
+    A role ``tool`` message on its own becomes an assistant message holding its results.
+    Invalid input raises ValidationError.
+    """
+    return normalize_messages([obj])[0]
+
+
+def normalize_messages(
+    objs: Iterable[MessageInput],
+    *,
+    thread_id: str | None = None,
+    resource_id: str | None = None,
+) -> list[MastraDBMessage]:
+    """Normalise messages of one call to v2, in order.
+
+    * Missing ``created_at`` values get strictly increasing stamps 1 ms apart in list order.
+    * ``thread_id`` / ``resource_id`` fill messages that lack them.
+    * A role ``tool`` message is folded into the latest earlier assistant message of the list that holds
+      the matching tool call (that part's state becomes ``result``); results with no matching call stay
+      as an assistant message of their own.
+
+    Invalid input (naive datetimes, unknown roles, malformed parts) raises ValidationError.
+    """
+    items = list(objs)
+    missing_stamp = [
+        isinstance(o, Mapping) and o.get("created_at", o.get("createdAt")) is None for o in items
+    ]
+    stamps = iter(_clock.take(sum(missing_stamp)))
+    result: list[MastraDBMessage] = []
+    for position, obj in enumerate(items):
+        if isinstance(obj, MastraDBMessage):
+            message = obj
+            if thread_id is not None and not message.thread_id:
+                message = message.model_copy(update={"thread_id": thread_id})
+            if resource_id is not None and message.resource_id is None:
+                message = message.model_copy(update={"resource_id": resource_id})
+            result.append(message)
+            continue
+        if not isinstance(obj, Mapping):
+            raise ValidationError(f"message [{position}] must be a dict or a MastraDBMessage")
+        data = dict(obj)
+        if missing_stamp[position]:
+            data.pop("createdAt", None)
+            data["created_at"] = next(stamps)
+        if thread_id is not None and not (data.get("thread_id") or data.get("threadId")):
+            data.pop("threadId", None)
+            data["thread_id"] = thread_id
+        if resource_id is not None and data.get("resource_id", data.get("resourceId")) is None:
+            data.pop("resourceId", None)
+            data["resource_id"] = resource_id
+        if data.get("role") == "tool":
+            remaining = _fold_tool_message(data, result, position)
+            if remaining is None:
+                continue
+            data = remaining
+        try:
+            result.append(MastraDBMessage.model_validate(data))
+        except PydanticValidationError as exc:
+            raise _as_validation_error(exc, f"message [{position}]") from None
+    return result
+
+
+def _fold_tool_message(
+    data: dict[str, Any], earlier: list[MastraDBMessage], position: int
+) -> dict[str, Any] | None:
+    """Fold a role ``tool`` message into earlier assistant calls; return what is left as an assistant dict."""
+    content = data.get("content")
+    if isinstance(content, Mapping) and isinstance(content.get("parts"), list):
+        raw_parts: list[Any] = list(content["parts"])
+    elif isinstance(content, list):
+        raw_parts = list(content)
+    else:
+        raise ValidationError(f"message [{position}]: role 'tool' messages must carry tool-result parts")
+    unmatched: list[dict[str, Any]] = []
+    for raw in raw_parts:
+        if not isinstance(raw, Mapping):
+            raise ValidationError(f"message [{position}]: content parts must be objects")
+        if raw.get("type") == "tool-result":
+            call_id, result = _tool_call_id(raw), raw.get("result", raw.get("output"))
+        elif raw.get("type") == "tool-invocation":
+            invocation = raw.get("tool_invocation", raw.get("toolInvocation")) or {}
+            call_id, result = _tool_call_id(invocation), invocation.get("result")
+        else:
+            raise ValidationError(
+                f"message [{position}]: role 'tool' messages may only hold tool results, "
+                f"got a part of type {raw.get('type')!r}"
+            )
+        if not _attach_result(earlier, call_id, result):
+            unmatched.append(
+                _tool_result_part(raw)
+                if raw.get("type") == "tool-result"
+                else {**raw, "type": "tool-invocation"}
+            )
+    if not unmatched:
+        return None
+    remaining = dict(data)
+    remaining["role"] = "assistant"
+    remaining["type"] = "v2"
+    remaining["content"] = {"format": 2, "parts": unmatched}
+    return remaining
+
+
+def _attach_result(earlier: list[MastraDBMessage], call_id: Any, result: Any) -> bool:
+    for index in range(len(earlier) - 1, -1, -1):
+        message = earlier[index]
+        if message.role != "assistant":
+            continue
+        for part_index, part in enumerate(message.content.parts):
+            if isinstance(part, ToolInvocationPart) and part.tool_invocation.tool_call_id == call_id:
+                invocation = part.tool_invocation.model_copy(update={"state": "result", "result": result})
+                parts = list(message.content.parts)
+                parts[part_index] = part.model_copy(update={"tool_invocation": invocation})
+                content = message.content.model_copy(update={"parts": parts})
+                earlier[index] = message.model_copy(update={"content": content})
+                return True
+    return False
+
+
+def message_text(message: MastraDBMessage) -> str:
+    """The text of a message (SPEC §5.4): ``content.content`` if non-blank, else the non-empty text parts
+    joined with ``"\\n"``. Used for embedding; the result may be blank.
+    """
+    content = message.content
+    if isinstance(content.content, str) and content.content.strip():
+        return content.content
+    return "\n".join(p.text for p in content.parts if isinstance(p, TextPart) and p.text != "")
+
+
+def render_text(message: MastraDBMessage) -> str:
+    """The text shown for a recalled message (SPEC §6.3 step 2): ``content.content`` if non-empty, else the
+    text parts joined with a single space.
+    """
+    content = message.content
+    if isinstance(content.content, str) and content.content:
+        return content.content
+    return " ".join(p.text for p in content.parts if isinstance(p, TextPart))

@@ -1,0 +1,492 @@
+"""Translate the filter AST into one SQLite boolean expression over a JSON ``metadata`` column.
+
+The expression is built so that it is exactly the reference evaluator's meaning:
+
+* A path is resolved the MongoDB way: each segment looks the key up in an object, and a list met on
+  the way is crossed by looking the key up in each of its object elements (implicit array traversal).
+  A condition holds when *some* resolved value satisfies it; equality, ranges, ``$in`` and ``$regex``
+  on a list value test its elements. Negations (``$ne``, ``$nin``, ``$exists: false``, ``$not``,
+  ``$nor``) are ``NOT`` of the positive condition, so a missing field matches them.
+* Types are checked with ``json_type``: ``true``/``false`` are never numbers, ``integer`` and ``real``
+  compare numerically (``1 == 1.0``), text compares with SQLite's BINARY collation, which orders UTF-8
+  bytes and therefore code points, like Python.
+* Every fragment evaluates to 0 or 1, never NULL: type tests use ``IS`` or ``CASE``, and values are only
+  compared once their type is known. So ``NOT`` of a fragment never loses rows to three-valued logic.
+* Values are always bound parameters. Paths are bound too, as ``$."segment"``; a segment made of
+  identifier characters is spelled inline instead (nothing in it can need quoting), so SQLite can match
+  the expression indexes built for ``metadata_indexes``. A segment that a JSON path cannot express the
+  same way on every SQLite version (it contains ``"``, ``\\`` or a control character) is looked up
+  through ``json_each`` by comparing the decoded key.
+* JSON functions only ever see JSON text: element values are passed on only when ``json_each`` says
+  they are objects or arrays, and ``CASE`` (whose evaluation order SQLite guarantees) guards every
+  such use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ...capabilities import AdapterCapabilities, Deviation, StorageCapabilities
+from ...filters.ast import ALL_OPERATORS, And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
+from ...filters.regex import compile_regex
+from ...filters.visitor import FilterTranslator
+
+SqlValue = str | int | float
+
+#: Name of the SQL function that evaluates ``$regex``; :func:`register_sql_functions` installs it.
+REGEXP_FUNCTION: Final = "mastra_regexp"
+
+#: The manifest of the embedded SQLite store: every operator native, over the whole JSON document.
+SQLITE_CAPABILITIES: Final = AdapterCapabilities(
+    name="sqlite",
+    version="1",
+    native_operators=ALL_OPERATORS,
+    implicit_array_traversal=True,
+    metadata_only_query=True,
+    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
+    index_types=frozenset({"flat"}),
+    update_by_filter="native",
+    delete_by_filter="native",
+    deviations=(
+        Deviation(
+            code="nul-character-rejected",
+            description="metadata strings and keys containing U+0000 are rejected at upsert "
+            "(UPSERT_INVALID_METADATA); nothing else is restricted",
+            reason="SQLite's JSON functions cut text at a NUL character, so such values could not be "
+            "filtered exactly",
+        ),
+        Deviation(
+            code="int64-range",
+            description="metadata integers outside the signed 64-bit range are rejected at upsert "
+            "(UPSERT_INVALID_METADATA); a filter integer beyond it that is not exactly a float raises "
+            "UnsupportedFilterError",
+            reason="SQLite reads such integers as floating point, which would make comparisons inexact",
+        ),
+    ),
+    storage=StorageCapabilities(),
+)
+
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Characters a JSON writer escapes: a path label containing them is compared escaped by SQLite < 3.45
+# and decoded by later versions, so they are looked up through json_each, which always decodes.
+_ESCAPED_IN_JSON: Final = re.compile(r'["\\\x00-\x1f]')
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+# Up to this many values of one type are bound one by one (`IN (:a, :b)`); longer lists travel as one
+# JSON array parameter, so no list can exceed SQLite's limit on bound parameters.
+_INLINE_LIST_LIMIT: Final = 32
+_NUMERIC_TYPES: Final = "('integer', 'real')"
+
+
+@dataclass(frozen=True, slots=True)
+class SqlFragment:
+    """A boolean SQL expression over the ``metadata`` column and its named parameters.
+
+    ``sql`` is always 0 or 1 for every row (never NULL). Parameter names have the form ``f<n>``; a
+    statement embedding the fragment uses other names for its own parameters.
+    """
+
+    sql: str
+    params: Mapping[str, SqlValue]
+
+
+def regexp(pattern: str, options: str, value: object) -> int:
+    """The ``mastra_regexp(pattern, options, value)`` SQL function: 1 if ``re.search`` finds a match."""
+    if not isinstance(value, str):
+        return 0
+    return 1 if compile_regex(pattern, options).search(value) is not None else 0
+
+
+def register_sql_functions(connection: sqlite3.Connection) -> None:
+    """Install the SQL functions the translated filters call (once per connection)."""
+    connection.create_function(REGEXP_FUNCTION, 3, regexp, deterministic=True)
+
+
+# --- locations: where a resolved JSON value lives, as SQL expressions --------------------------------
+
+
+class _Loc:
+    """A JSON value reached from the current row: SQL expressions for its ``json_type`` and its value.
+
+    ``type`` is NULL when the value is missing (the reference evaluator's *missing*). ``value`` is the SQL
+    value of a scalar and the JSON text of an object or array.
+    """
+
+    type: str
+    value: str
+
+    def elements(self) -> str:
+        """A table-valued source over the elements of this value; use only when it is an array."""
+        return f"json_each({self.value})"
+
+    def length(self) -> str:
+        """``json_array_length`` of this value; use only when it is an array."""
+        return f"json_array_length({self.value})"
+
+
+class _PathLoc(_Loc):
+    """The value at JSON path ``path`` (an SQL expression) inside the JSON object text ``doc``."""
+
+    def __init__(self, doc: str, path: str) -> None:
+        self.doc = doc
+        self.path = path
+        self.type = f"json_type({doc}, {path})"
+        self.value = f"json_extract({doc}, {path})"
+
+    def elements(self) -> str:
+        return f"json_each({self.doc}, {self.path})"
+
+    def length(self) -> str:
+        return f"json_array_length({self.doc}, {self.path})"
+
+
+class _MemberLoc(_Loc):
+    """Member ``key`` (an SQL expression) of the JSON object text ``doc``, found by its decoded name."""
+
+    def __init__(self, doc: str, key: str, alias: str) -> None:
+        member = f"FROM json_each({doc}) AS {alias} WHERE {alias}.key = {key}"
+        self.type = f"(SELECT {alias}.type {member})"
+        self.value = f"(SELECT {alias}.value {member})"
+
+
+class _RowLoc(_Loc):
+    """The value of one row of a ``json_each`` source aliased ``alias`` (an array element)."""
+
+    def __init__(self, alias: str) -> None:
+        self.type = f"{alias}.type"
+        self.value = f"{alias}.value"
+
+
+Pred = Callable[[_Loc], str]
+
+
+def _join(operator: str, parts: Sequence[str]) -> str:
+    """``a AND b AND c ...`` as a balanced tree, so long lists stay within SQLite's expression depth."""
+    if len(parts) == 1:
+        return parts[0]
+    middle = len(parts) // 2
+    return f"({_join(operator, parts[:middle])} {operator} {_join(operator, parts[middle:])})"
+
+
+def _not(sql: str) -> str:
+    return f"(NOT {sql})"
+
+
+def _guard(test: str, then: str) -> str:
+    """``then`` only where ``test`` holds, else 0; CASE guarantees ``then`` is not evaluated otherwise."""
+    return f"(CASE WHEN {test} THEN {then} ELSE 0 END)"
+
+
+class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
+    """AST -> :class:`SqlFragment` for SQLite's JSON1 functions (every operator, exact semantics).
+
+    A translator instance builds one fragment; the store creates a fresh one per filter. ``column`` is
+    the SQL expression of the JSON metadata text (``metadata`` in the store's tables).
+    """
+
+    capabilities = SQLITE_CAPABILITIES
+
+    def __init__(self, column: str = "metadata") -> None:
+        self.column = column
+        self._params: dict[str, SqlValue] = {}
+        self._aliases = 0
+        # What paths are relative to: the JSON object text paths are looked up in (the row's metadata,
+        # or an element of an enclosing document-form $elemMatch), or, inside a value-form $elemMatch,
+        # the element itself (its conditions all have the path ``()``).
+        self._document = column
+        self._element: _Loc | None = None
+
+    # --- node methods ----------------------------------------------------------------------------
+
+    def translate(self, node: Node) -> SqlFragment:
+        """Check ``node`` against the manifest, then build its SQL expression."""
+        fragment = super().translate(node)
+        return SqlFragment(fragment.sql, dict(self._params))
+
+    def comparison(self, node: Comparison) -> SqlFragment:
+        return self._fragment(self._comparison(node))
+
+    def regex(self, node: Regex) -> SqlFragment:
+        pattern = self._bind(self._text(node, node.pattern))
+        options = self._bind(node.options)
+
+        def matches(loc: _Loc) -> str:
+            return _guard(f"{loc.type} = 'text'", f"{REGEXP_FUNCTION}({pattern}, {options}, {loc.value})")
+
+        return self._fragment(self._some(node.path, matches, expand=True))
+
+    def elem_match(self, node: ElemMatch) -> SqlFragment:
+        on_documents = node.on_documents
+
+        def some_element(loc: _Loc) -> str:
+            alias = self._alias("m")
+            saved = self._document, self._element
+            if on_documents:
+                # Object elements are documents; a nested list reads as a document without fields.
+                self._document = f"(CASE WHEN {alias}.type = 'object' THEN {alias}.value ELSE '{{}}' END)"
+                self._element = None
+                wanted = f"{alias}.type IN ('object', 'array') AND "
+            else:
+                self._element = _RowLoc(alias)
+                wanted = ""
+            try:
+                inner = self.visit(node.condition).sql
+            finally:
+                self._document, self._element = saved
+            found = f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {wanted}{inner})"
+            return _guard(f"{loc.type} = 'array'", found)
+
+        return self._fragment(self._some(node.path, some_element, expand=False))
+
+    def logical_and(self, node: And, children: list[SqlFragment]) -> SqlFragment:
+        return self._fragment(_join("AND", [c.sql for c in children]))
+
+    def logical_or(self, node: Or, children: list[SqlFragment]) -> SqlFragment:
+        return self._fragment(_join("OR", [c.sql for c in children]))
+
+    def logical_nor(self, node: Nor, children: list[SqlFragment]) -> SqlFragment:
+        return self._fragment(_not(_join("OR", [c.sql for c in children])))
+
+    def logical_not(self, node: Not, child: SqlFragment) -> SqlFragment:
+        return self._fragment(_not(child.sql))
+
+    # --- comparisons -----------------------------------------------------------------------------
+
+    def _comparison(self, node: Comparison) -> str:
+        path, value = node.path, node.value
+        match node.op:
+            case "$eq":
+                return self._equals(node, self._scalar(value))
+            case "$ne":
+                return _not(self._equals(node, self._scalar(value)))
+            case "$in":
+                return self._in(node, self._values(value))
+            case "$nin":
+                return _not(self._in(node, self._values(value)))
+            case "$all":
+                values = self._values(value)
+                if not values:
+                    return "0"
+                return _join("AND", [self._equals(node, v) for v in values])
+            case "$gt" | "$gte" | "$lt" | "$lte":
+                return self._range(node, self._scalar(value))
+            case "$size":
+                size = self._bind(self._number(node, self._scalar(value)))
+
+                def has_size(loc: _Loc) -> str:
+                    return _guard(f"{loc.type} = 'array'", f"{loc.length()} = {size}")
+
+                return self._some(path, has_size, expand=False)
+            case "$exists":
+                present = self._some(path, self._present, expand=False)
+                return present if value is True else _not(present)
+            case "$contains":
+                return self._some(path, self._contains(node, self._scalar(value)), expand=False)
+        self.unsupported(node)  # pragma: no cover - the match is exhaustive over ComparisonOp
+
+    def _equals(self, node: Comparison, value: Scalar) -> str:
+        """Equality, element-wise on lists; ``None`` matches null, a null element, or a missing value."""
+        equal = self._some(node.path, self._scalar_equals(node, value), expand=True)
+        return self._with_index_hint(node, (value,), equal)
+
+    def _in(self, node: Comparison, values: tuple[Scalar, ...]) -> str:
+        if not values:
+            return "0"
+        tests: list[Pred] = []
+        strings = [v for v in values if isinstance(v, str)]
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if strings:
+            listed = self._list(node, strings)
+            tests.append(lambda loc: _guard(f"{loc.type} = 'text'", f"{loc.value} IN {listed}"))
+        if numbers:
+            listed_numbers = self._list(node, numbers)
+            tests.append(
+                lambda loc: _guard(f"{loc.type} IN {_NUMERIC_TYPES}", f"{loc.value} IN {listed_numbers}")
+            )
+        for flag in (True, False, None):
+            if any(v is flag for v in values):
+                tests.append(self._scalar_equals(node, flag))
+        some = self._some(node.path, lambda loc: _join("OR", [t(loc) for t in tests]), expand=True)
+        return self._with_index_hint(node, values, some)
+
+    def _with_index_hint(self, node: Comparison, values: tuple[Scalar, ...], exact: str) -> str:
+        """``exact`` ANDed with a weaker condition SQLite can answer from a ``metadata_indexes`` index.
+
+        For a top-level identifier key and string or number operands, a match needs the extracted value
+        to be one of the operands or a list, whose JSON text sorts in ``['[', '\\')``. The conjunction
+        means exactly ``exact``; the extra condition only lets the planner search the index.
+        """
+        path = node.path
+        at_top = self._document == self.column and self._element is None
+        if not at_top or len(path) != 1 or not _IDENTIFIER.fullmatch(path[0]):
+            return exact
+        if any(v is None or isinstance(v, bool) for v in values):
+            return exact
+        listed = self._list(node, [v for v in values if isinstance(v, (str, int, float))])
+        value = f"json_extract({self.column}, '$.\"{path[0]}\"')"
+        return f"(({value} IN {listed} OR ({value} >= '[' AND {value} < '\\')) AND {exact})"
+
+    def _range(self, node: Comparison, value: Scalar) -> str:
+        symbol = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[node.op]
+        if isinstance(value, str):
+            bound = self._bind(self._text(node, value))
+            types = "= 'text'"
+        else:
+            bound = self._bind(self._number(node, value))
+            types = f"IN {_NUMERIC_TYPES}"
+
+        def in_range(loc: _Loc) -> str:
+            return _guard(f"{loc.type} {types}", f"{loc.value} {symbol} {bound}")
+
+        return self._some(node.path, in_range, expand=True)
+
+    def _contains(self, node: Comparison, value: Scalar) -> Pred:
+        element_equals = self._scalar_equals(node, value)
+        needle = self._bind(self._text(node, value)) if isinstance(value, str) else None
+
+        def contains(loc: _Loc) -> str:
+            alias = self._alias("c")
+            member = _guard(
+                f"{loc.type} = 'array'",
+                f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {element_equals(_RowLoc(alias))})",
+            )
+            if needle is None:
+                return member
+            substring = _guard(f"{loc.type} = 'text'", f"instr({loc.value}, {needle}) > 0")
+            return f"({substring} OR {member})"
+
+        return contains
+
+    def _scalar_equals(self, node: Comparison, value: Scalar) -> Pred:
+        """The test "this one value equals ``value``" (``None``: it is null or missing)."""
+        if value is None:
+            return lambda loc: f"(IFNULL({loc.type}, 'null') = 'null')"
+        if isinstance(value, bool):
+            literal = "'true'" if value else "'false'"
+            return lambda loc: f"({loc.type} IS {literal})"
+        if isinstance(value, str):
+            text = self._bind(self._text(node, value))
+            return lambda loc: _guard(f"{loc.type} = 'text'", f"{loc.value} = {text}")
+        number = self._bind(self._number(node, value))
+        return lambda loc: _guard(f"{loc.type} IN {_NUMERIC_TYPES}", f"{loc.value} = {number}")
+
+    @staticmethod
+    def _present(loc: _Loc) -> str:
+        return f"({loc.type} IS NOT NULL)"
+
+    # --- path resolution -------------------------------------------------------------------------
+
+    def _some(self, path: Path, test: Pred, *, expand: bool) -> str:
+        """SQL that holds when some value ``path`` reaches satisfies ``test``.
+
+        Values are reached as the reference evaluator reaches them, *missing* included (a location whose
+        type is NULL). With ``expand`` a list at the end of the path also offers each of its elements.
+        The path ``()`` is the element of a value-form ``$elemMatch``, tested as one value.
+        """
+        if not path:
+            if self._element is None:
+                raise TypeError("an empty path is only valid inside a value-form $elemMatch")
+            return test(self._element)
+        final = self._elementwise(test) if expand else test
+        return self._follow(self._member(self._document, path[0]), path[1:], final)
+
+    def _follow(self, loc: _Loc, rest: Path, test: Pred) -> str:
+        if not rest:
+            return test(loc)
+        # One step down: an object is searched for the key, a list in each of its object elements (other
+        # elements are skipped), and anything else -- a scalar, null or missing -- ends the path as
+        # missing. Presenting the object as a one-element array and the rest as [{}] lets one json_each
+        # cover all three.
+        alias = self._alias("t")
+        as_array = (
+            f"(CASE {loc.type} WHEN 'array' THEN {loc.value} "
+            f"WHEN 'object' THEN '[' || {loc.value} || ']' ELSE '[{{}}]' END)"
+        )
+        element = f"(CASE WHEN {alias}.type = 'object' THEN {alias}.value END)"
+        reached = self._follow(self._member(element, rest[0]), rest[1:], test)
+        objects = f"{alias}.type = 'object'"
+        return f"EXISTS (SELECT 1 FROM json_each({as_array}) AS {alias} WHERE {objects} AND {reached})"
+
+    def _member(self, doc: str, key: str) -> _Loc:
+        """Member ``key`` of the JSON object text ``doc`` (NULL ``doc``: missing)."""
+        if _IDENTIFIER.fullmatch(key):
+            return _PathLoc(doc, f"'$.\"{key}\"'")
+        if not _ESCAPED_IN_JSON.search(key):
+            return _PathLoc(doc, self._bind(f'$."{key}"'))
+        return _MemberLoc(doc, self._bind(key), self._alias("k"))
+
+    def _elementwise(self, test: Pred) -> Pred:
+        """``test`` on the value itself, or on some element when the value is a list."""
+
+        def some(loc: _Loc) -> str:
+            alias = self._alias("e")
+            inner = test(_RowLoc(alias))
+            elements = _guard(
+                f"{loc.type} = 'array'", f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {inner})"
+            )
+            return f"({test(loc)} OR {elements})"
+
+        return some
+
+    # --- parameters --------------------------------------------------------------------------------
+
+    def _fragment(self, sql: str) -> SqlFragment:
+        return SqlFragment(sql, self._params)
+
+    def _bind(self, value: SqlValue) -> str:
+        name = f"f{len(self._params)}"
+        self._params[name] = value
+        return f":{name}"
+
+    def _alias(self, prefix: str) -> str:
+        self._aliases += 1
+        return f"{prefix}{self._aliases}"
+
+    def _list(self, node: Comparison, values: Sequence[str | int | float]) -> str:
+        """``(:a, :b)`` for a short list; a sub-select over one bound JSON array for a long one."""
+        checked: list[SqlValue] = [
+            self._text(node, v) if isinstance(v, str) else self._number(node, v) for v in values
+        ]
+        if len(checked) <= _INLINE_LIST_LIMIT:
+            return "(" + ", ".join(self._bind(v) for v in checked) + ")"
+        # json_each would cut a string at U+0000; stored strings never contain it (upsert rejects it),
+        # so such a value cannot match and is left out rather than truncated into a false match.
+        kept = [v for v in checked if not (isinstance(v, str) and "\x00" in v)]
+        return f"(SELECT value FROM json_each({self._bind(json.dumps(kept, ensure_ascii=False))}))"
+
+    def _text(self, node: Node, value: str) -> str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.unsupported(node, "strings with unpaired surrogates cannot be stored or compared in SQLite")
+        return value
+
+    def _number(self, node: Node, value: Scalar | tuple[Scalar, ...]) -> int | float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"not a number: {value!r}")  # pragma: no cover - the parser guarantees it
+        if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
+            # SQLite holds such a number only as a float: exact when the float is the same number.
+            as_float = float(value)
+            if int(as_float) != value:
+                self.unsupported(
+                    node, "integers beyond 64 bits that are not exactly a float cannot be compared"
+                )
+            return as_float
+        return value
+
+    @staticmethod
+    def _scalar(value: Scalar | tuple[Scalar, ...]) -> Scalar:
+        if isinstance(value, tuple):
+            raise TypeError(f"expected a scalar operand, got {value!r}")  # pragma: no cover - parser
+        return value
+
+    @staticmethod
+    def _values(value: Scalar | tuple[Scalar, ...]) -> tuple[Scalar, ...]:
+        if not isinstance(value, tuple):
+            raise TypeError(f"expected a list operand, got {value!r}")  # pragma: no cover - parser
+        return value

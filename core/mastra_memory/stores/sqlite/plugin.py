@@ -1,0 +1,44 @@
+"""The built-in ``sqlite`` plugin: the embedded store registers through the same hooks as any adapter.
+
+The store classes are imported inside the factories so that loading the plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...hookspecs import hookimpl
+from .settings import SQLiteSettings
+
+if TYPE_CHECKING:
+    from ...plugins import RegisterStorage, RegisterVectorStore
+    from .storage import SQLiteStorage
+    from .vector import SQLiteVector
+
+NAME = "sqlite"
+
+
+def create_sqlite_vector(settings: SQLiteSettings) -> SQLiteVector:
+    """Factory of the ``sqlite`` vector store."""
+    from .vector import SQLiteVector
+
+    return SQLiteVector(url=settings.url)
+
+
+def create_sqlite_storage(settings: SQLiteSettings) -> SQLiteStorage:
+    """Factory of the ``sqlite`` memory storage."""
+    from .storage import SQLiteStorage
+
+    return SQLiteStorage(url=settings.url)
+
+
+@hookimpl
+def register_vector_stores(register: RegisterVectorStore) -> None:
+    """Register the ``sqlite`` vector store."""
+    register(NAME, create_sqlite_vector, SQLiteSettings)
+
+
+@hookimpl
+def register_storages(register: RegisterStorage) -> None:
+    """Register the ``sqlite`` memory storage."""
+    register(NAME, create_sqlite_storage, SQLiteSettings)

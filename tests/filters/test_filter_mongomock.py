@@ -1,0 +1,417 @@
+"""The reference evaluator against an independent oracle: mongomock's implementation of MongoDB queries.
+
+SPEC §2.7 item 6: within the operators whose meaning here is MongoDB's (``$eq $ne $gt $gte $lt $lte $in $nin
+$all $size $exists $elemMatch $and $or $nor`` and field-level ``$not``), the evaluator and mongomock must select
+the same records. Two syntax differences are translated before a filter is handed to mongomock: a plain list
+is ``$in`` here but array equality in MongoDB, and a nested dict is a path here but sub-document equality there.
+
+mongomock is not MongoDB. Where it departs from MongoDB's documented behaviour the affected records are
+left out of the comparison, each case narrowly (see ``_mongomock_departure``), and
+``test_mongomock_known_divergences`` pins every such case with the MongoDB answer, so an exclusion that is no
+longer needed shows up. The MongoDB answers come from the server's own tests
+(``jstests/core/null_query_semantics.js``) and its query documentation; the evaluator is never bent towards
+mongomock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import mongomock
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mastra_memory_conformance.datasets import (
+    FILTER_CASES,
+    OPERATOR_EXAMPLES,
+    FilterCase,
+    products,
+    sample_metadata,
+)
+
+from mastra_memory.filters import evaluate, operators_used, parse
+
+_LOGICAL = ("$and", "$or", "$nor")
+# Operators whose meaning differs from MongoDB's by design (SPEC §2.7 item 6).
+_NOT_MONGO = frozenset({"$contains", "$regex"})
+
+
+# --- translation to MongoDB syntax -----------------------------------------------------------------
+
+
+def to_mongo(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The same filter in MongoDB syntax: plain lists become ``$in``, nested path dicts become dotted keys."""
+    entries: list[tuple[str, Any]] = []
+    for key, value in document.items():
+        if key in _LOGICAL:
+            entries.append((key, [to_mongo(d) for d in value]))
+        else:
+            entries.extend(_condition_to_mongo(key, value))
+    out: dict[str, Any] = {}
+    for key, value in entries:
+        if key in out:  # two spellings of one path: keep both conditions, ANDed
+            return {"$and": [{k: v} for k, v in entries]}
+        out[key] = value
+    return out
+
+
+def _condition_to_mongo(path: str, condition: Any) -> list[tuple[str, Any]]:
+    if isinstance(condition, list):
+        return [(path, {"$in": condition})]
+    if not isinstance(condition, dict):
+        return [(path, condition)]
+    if not all(k.startswith("$") for k in condition):
+        return [pair for k, v in condition.items() for pair in _condition_to_mongo(f"{path}.{k}", v)]
+    ops: dict[str, Any] = {}
+    for op, operand in condition.items():
+        if op == "$elemMatch" and not _is_value_form(operand):
+            ops[op] = to_mongo(operand)
+        elif op in ("$elemMatch", "$not"):
+            ops[op] = dict(operand)
+        else:
+            ops[op] = operand
+    return [(path, ops)]
+
+
+def _is_value_form(elem_match: Mapping[str, Any]) -> bool:
+    return all(k.startswith("$") for k in elem_match) and not any(k in _LOGICAL for k in elem_match)
+
+
+# --- where mongomock departs from MongoDB ----------------------------------------------------------
+
+
+@dataclass
+class _Reach:
+    """What a path reaches in one record, walked independently of the evaluator."""
+
+    leaves: list[Any] = field(default_factory=list)
+    missing: bool = False
+    # The walk met a scalar, a null or a non-object list element where an object was needed.
+    crossed_non_object: bool = False
+
+
+def _reach(document: Any, path: tuple[str, ...], out: _Reach) -> _Reach:
+    if not path:
+        out.leaves.append(document)
+    elif isinstance(document, dict):
+        if path[0] in document:
+            _reach(document[path[0]], path[1:], out)
+        else:
+            out.missing = True
+    elif isinstance(document, list):
+        if not document:
+            out.crossed_non_object = True
+        for element in document:
+            if isinstance(element, dict):
+                _reach(element, path, out)
+            else:
+                out.crossed_non_object = True
+    else:
+        out.crossed_non_object = True
+    return out
+
+
+def _uses(document: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(absolute path, kind) for every condition of a MongoDB-syntax filter that a divergence can touch.
+
+    Inside a document-form ``$elemMatch`` paths are joined to the list's path, which walks the elements like
+    implicit traversal: an over-approximation, so it only ever leaves out more records.
+    """
+    for key, value in document.items():
+        if key in _LOGICAL:
+            for sub in value:
+                yield from _uses(sub, prefix)
+        else:
+            yield from _condition_uses((*prefix, *key.split(".")), value)
+
+
+def _condition_uses(path: tuple[str, ...], condition: Any) -> Iterator[tuple[tuple[str, ...], str]]:
+    if not isinstance(condition, dict):
+        if condition is None:
+            yield path, "null"
+        return
+    for op, operand in condition.items():
+        if op in ("$eq", "$ne") and operand is None:
+            yield path, "null"
+        elif op in ("$in", "$nin") and None in operand:
+            yield path, "null"
+        elif op == "$all" and None in operand:
+            yield path, "all-null"
+        elif op == "$size":
+            yield path, "size"
+        elif op == "$not":
+            yield path, "not"
+            yield from _condition_uses(path, operand)
+        elif op == "$elemMatch":
+            if _is_value_form(operand):
+                if _mentions_size(operand):
+                    yield path, "element-size"
+            else:
+                yield path, "element-document"
+                yield from _uses(operand, path)
+
+
+def _mentions_size(operators: Mapping[str, Any]) -> bool:
+    return "$size" in operators or ("$not" in operators and _mentions_size(operators["$not"]))
+
+
+def _mongomock_departure(record: Mapping[str, Any], mongo_filter: Mapping[str, Any]) -> str | None:
+    """Which of mongomock's departures from MongoDB ``record`` falls into for this filter, if any.
+
+    1. ``True == 1`` (SPEC §2.7): cannot occur, the generated numbers avoid 0 and 1.
+    2. ``$size`` on a value that is not a list: mongomock counts a scalar as one element and a dict's keys
+       (SPEC §2.7 names the string case); MongoDB's ``$size`` matches only arrays.
+    3. Null equality (``None`` in ``$eq``/``$ne``/``$in``/``$nin``) on a dotted path that crosses a scalar or
+       null: MongoDB treats the path as missing, so ``{"a.b": None}`` matches ``{"a": 4}``; mongomock does not.
+    4. Field-level ``$not`` on such a path: mongomock never matches; MongoDB negates (``$not: {$eq: 5}`` is
+       ``$ne: 5``, which matches).
+    5. ``$all`` containing ``None``: MongoDB's ``$all`` is an AND of equalities, so ``None`` matches a missing
+       field; mongomock requires the field to be present.
+    6. Document-form ``$elemMatch`` over a list with non-object elements: MongoDB only tries object
+       elements; mongomock also tries scalars, whose fields all count as missing.
+    7. ``$all: []``: MongoDB matches nothing, mongomock everything. Not generated (the strategy draws
+       non-empty ``$all`` lists).
+    """
+    for path, kind in _uses(mongo_filter):
+        reach = _reach(record, path, _Reach())
+        if kind in ("null", "not") and reach.crossed_non_object:
+            return f"{kind} across a non-object"
+        if kind == "all-null" and (reach.missing or reach.crossed_non_object):
+            return "$all with None on a missing path"
+        if kind == "size" and any(not isinstance(v, list) for v in reach.leaves):
+            return "$size on a non-list"
+        if kind == "element-size" and any(
+            isinstance(v, list) and any(not isinstance(e, list) for e in v) for v in reach.leaves
+        ):
+            return "$size on a non-list element"
+        if kind == "element-document" and any(
+            isinstance(v, list) and any(not isinstance(e, dict) for e in v) for v in reach.leaves
+        ):
+            return "document $elemMatch over scalar elements"
+    return None
+
+
+# --- running both oracles -------------------------------------------------------------------------
+
+
+_COLLECTION = mongomock.MongoClient().db.records
+
+
+def mongomock_ids(records: Mapping[str, Mapping[str, Any]], flt: Mapping[str, Any]) -> set[str]:
+    """The ids of the records mongomock's ``find()`` returns for ``flt`` (already in MongoDB syntax)."""
+    _COLLECTION.delete_many({})
+    _COLLECTION.insert_many([{"_id": rid, **meta} for rid, meta in records.items()])
+    return {doc["_id"] for doc in _COLLECTION.find(flt)}
+
+
+def mongomock_verdicts(records: Mapping[str, Mapping[str, Any]], flt: Mapping[str, Any]) -> dict[str, bool | None]:
+    """Per record: whether mongomock's ``find()`` returns it, or ``None`` where mongomock raises.
+
+    Departure 8: mongomock raises ``TypeError`` for ``$all`` on a path that crosses a list in which one
+    element's value is a list and another element lacks the key; MongoDB simply evaluates it.
+    """
+    try:
+        found = mongomock_ids(records, flt)
+    except TypeError:
+        verdicts: dict[str, bool | None] = {}
+        for rid, meta in records.items():
+            try:
+                verdicts[rid] = bool(mongomock_ids({rid: meta}, flt))
+            except TypeError:
+                verdicts[rid] = None
+        return verdicts
+    return {rid: rid in found for rid in records}
+
+
+def evaluator_ids(records: Mapping[str, Mapping[str, Any]], flt: Any) -> set[str]:
+    node = parse(flt)
+    return {rid for rid, meta in records.items() if evaluate(node, meta)}
+
+
+def _is_mongo_comparable(flt: Any) -> bool:
+    """Whether a filter uses only operators whose meaning equals MongoDB's (no root ``$not``)."""
+    if operators_used(parse(flt)) & _NOT_MONGO:
+        return False
+    return not _has_root_not(flt)
+
+
+def _has_root_not(document: Mapping[str, Any]) -> bool:
+    return any(
+        key == "$not" or (key in _LOGICAL and any(_has_root_not(d) for d in value))
+        for key, value in document.items()
+    )
+
+
+# --- fixed cases: §2.3 examples and §8.2 rows ------------------------------------------------------
+
+
+# Known mongomock bugs of SPEC §2.7 item 6, as (example filter, the record mongomock wrongly adds).
+_SPEC_BUGS = {
+    repr({"ok": 1}): {"r1"},  # True == 1
+    repr({"tags": {"$size": 1}}): {"r5"},  # $size on the string "a"
+}
+
+
+@pytest.mark.parametrize(
+    "example",
+    [e for e in OPERATOR_EXAMPLES if _is_mongo_comparable(e.filter)],
+    ids=lambda e: repr(e.filter),
+)
+def test_mongomock_agrees_on_operator_examples(example: Any) -> None:
+    records = sample_metadata()
+    ours = evaluator_ids(records, example.filter)
+    assert ours == example.expected
+    theirs = mongomock_ids(records, to_mongo(example.filter))
+    assert theirs == ours | _SPEC_BUGS.get(repr(example.filter), set())
+
+
+def test_operator_examples_outside_mongodb_are_the_documented_ones() -> None:
+    left_out = {repr(e.filter) for e in OPERATOR_EXAMPLES if not _is_mongo_comparable(e.filter)}
+    assert left_out == {
+        repr({"s": {"$regex": "an"}}),
+        repr({"s": {"$regex": "^b", "$options": "i"}}),
+        repr({"s": {"$regex": "e$"}}),
+        repr({"s": {"$contains": "an"}}),
+        repr({"s": {"$contains": "AN"}}),
+        repr({"tags": {"$contains": "b"}}),
+        repr({"$not": {"n": 5, "s": "Banana"}}),
+    }
+
+
+_COMPARABLE_CASES = [c for c in FILTER_CASES if not c.raises_filter_error and _is_mongo_comparable(c.filter)]
+
+
+@pytest.mark.parametrize("dataset", ["D8", "D9"])
+@pytest.mark.parametrize("case", _COMPARABLE_CASES, ids=lambda c: f"#{c.label}")
+def test_mongomock_agrees_on_dataset_cases(case: FilterCase, dataset: Any) -> None:
+    records = {r.id: r.metadata for r in products(dataset)}
+    ours = evaluator_ids(records, case.filter)
+    assert ours == case.expected(dataset)
+    assert mongomock_ids(records, to_mongo(case.filter)) == ours
+
+
+def test_dataset_cases_outside_mongodb_are_the_documented_ones() -> None:
+    left_out = {c.label for c in FILTER_CASES if not c.raises_filter_error} - {c.label for c in _COMPARABLE_CASES}
+    assert left_out == {"28", "29", "31", "32", "37"}  # $regex, $contains, root $not
+
+
+# --- mongomock's departures, pinned --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("record", "flt", "mongodb"),
+    [
+        # null_query_semantics.js: {"a.b": {$eq: null}} matches a non-object, non-array "a".
+        ({"a": 4}, {"a.b": None}, True),
+        ({"a": None}, {"a.b": {"$in": [None, 75]}}, True),
+        ({"a": 4}, {"a.b": {"$ne": None}}, False),
+        # $not negates: {$not: {$eq: 5}} is {$ne: 5}, which matches when a.b is missing.
+        ({"a": 4}, {"a.b": {"$not": {"$eq": 5}}}, True),
+        # $all is an AND of equalities; {a: null} matches a missing field.
+        ({}, {"a": {"$all": [None]}}, True),
+        # null_query_semantics.js: {a: {$elemMatch: {b: {$ne: null}}}} skips scalar elements.
+        ({"a": [1, "string", 4]}, {"a": {"$elemMatch": {"b": {"$ne": None}}}}, False),
+        ({"a": "xy"}, {"a": {"$size": 1}}, False),
+        ({"a": {"p": 1, "q": 2}}, {"a": {"$size": 2}}, False),
+        ({"a": True}, {"a": 1}, False),
+        ({"a": [1]}, {"a": {"$all": []}}, False),
+    ],
+)
+def test_mongomock_known_divergences(record: dict[str, Any], flt: dict[str, Any], mongodb: bool) -> None:
+    """The evaluator gives MongoDB's answer; mongomock still gives the other (else drop the exclusion)."""
+    assert evaluate(flt, record) is mongodb
+    assert (mongomock_ids({"x": record}, flt) == {"x"}) is not mongodb
+
+
+def test_mongomock_raises_on_all_across_uneven_lists() -> None:
+    """Departure 8, pinned: MongoDB finds an element ``e`` containing 5; mongomock raises."""
+    record = {"b": [{"e": [5]}, {}]}
+    assert evaluate({"b.e": {"$all": [5]}}, record) is True
+    assert mongomock_verdicts({"x": record}, {"b.e": {"$all": [5]}}) == {"x": None}
+
+
+# --- the differential property ---------------------------------------------------------------------
+
+# Small pools make equal values likely. Numbers avoid 0 and 1 so that mongomock's True == 1 cannot arise
+# (departure 1); "7" and 7 tempt cross-type matches, "X" < "x" and "é" test code-point order.
+_NUMBERS = st.sampled_from([2, 3, 7, -2, 2.0, 2.5, 7.0, 10**15])
+_STRINGS = st.sampled_from(["", "x", "xy", "X", "é", "7"])
+_SCALARS = st.one_of(_NUMBERS, _STRINGS, st.booleans(), st.none())
+_ORDERED = st.one_of(_NUMBERS, _STRINGS)
+_SUB_KEYS = ["e", "h"]
+_PATHS = st.sampled_from(["a", "b", "d", "g", "d.e", "g.h", "a.e", "d.e.h", "g.h.e"])
+
+_INNER_DOCS = st.dictionaries(st.sampled_from(_SUB_KEYS), _SCALARS, max_size=2)
+_SCALAR_LISTS = st.lists(_SCALARS, max_size=3)
+_SMALL_DOCS = st.dictionaries(
+    st.sampled_from(_SUB_KEYS),
+    st.one_of(_SCALARS, _SCALAR_LISTS, st.lists(_INNER_DOCS, max_size=2)),
+    max_size=2,
+)
+_DOC_LISTS = st.lists(_SMALL_DOCS, max_size=3)
+_VALUES = st.one_of(_SCALARS, st.lists(st.one_of(_SCALARS, _SMALL_DOCS), max_size=3), _SMALL_DOCS)
+# Every key can hold anything (and be missing), but "a"/"b" lean to scalars and lists of scalars, "d" to
+# objects and "g" to lists of objects, so that dotted paths usually lead somewhere.
+_RECORDS = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "a": st.one_of(_SCALARS, _SCALAR_LISTS, _VALUES),
+            "b": st.one_of(_SCALARS, _SCALAR_LISTS, _VALUES),
+            "d": st.one_of(_SMALL_DOCS, _VALUES),
+            "g": st.one_of(_DOC_LISTS, _VALUES),
+        },
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+_VALUE_OPERATORS = st.one_of(
+    st.tuples(st.sampled_from(["$eq", "$ne"]), _SCALARS),
+    st.tuples(st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), _ORDERED),
+    st.tuples(st.sampled_from(["$in", "$nin"]), st.lists(_SCALARS, max_size=3)),
+    st.tuples(st.just("$all"), st.lists(_SCALARS, min_size=1, max_size=2)),
+    st.tuples(st.just("$size"), st.integers(0, 3)),
+    st.tuples(st.just("$exists"), st.booleans()),
+)
+_VALUE_DOCS = st.lists(_VALUE_OPERATORS, min_size=1, max_size=2).map(dict)
+
+
+def _conditions(documents: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Any]:
+    nested = st.one_of(
+        st.tuples(st.just("$elemMatch"), st.one_of(_VALUE_DOCS, documents)),
+        st.tuples(st.just("$not"), _VALUE_DOCS),
+    )
+    operator_docs = st.lists(st.one_of(_VALUE_OPERATORS, nested), min_size=1, max_size=2).map(dict)
+    return st.one_of(_SCALARS, st.lists(_SCALARS, max_size=3), operator_docs)
+
+
+def _documents(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    conditions = _conditions(children)
+    path_dicts = st.tuples(  # {"d": {"e": ...}}: a nested path, the same as "d.e"
+        st.sampled_from(["a", "d", "g"]), st.dictionaries(st.sampled_from(_SUB_KEYS), conditions, min_size=1, max_size=2)
+    )
+    entries = st.one_of(
+        st.tuples(_PATHS, conditions),
+        path_dicts,
+        st.tuples(st.sampled_from(list(_LOGICAL)), st.lists(children, min_size=1, max_size=2)),
+    )
+    return st.lists(entries, min_size=1, max_size=2).map(dict)
+
+
+_LEAF_DOCUMENTS = st.lists(st.tuples(_PATHS, _conditions(st.nothing())), min_size=1, max_size=2).map(dict)
+_FILTERS = st.recursive(_LEAF_DOCUMENTS, _documents, max_leaves=6)
+
+
+# Twice the profile's example count: 400 in dev, 2,000 in CI (one filter per example).
+@settings(max_examples=2 * settings().max_examples)
+@given(records=_RECORDS, flt=_FILTERS)
+def test_evaluator_matches_mongomock(records: list[dict[str, Any]], flt: dict[str, Any]) -> None:
+    by_id = {f"r{i}": r for i, r in enumerate(records)}
+    mongo_filter = to_mongo(flt)
+    node = parse(flt)
+    for rid, verdict in mongomock_verdicts(by_id, mongo_filter).items():
+        if verdict is not None and _mongomock_departure(by_id[rid], mongo_filter) is None:
+            assert evaluate(node, by_id[rid]) is verdict, rid
