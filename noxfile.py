@@ -22,9 +22,7 @@ def _sync(session: nox.Session, *groups: str, extras: tuple[str, ...] = ()) -> N
         args += ["--group", group]
     for extra in extras:
         args += ["--extra", extra]
-    session.run_install(
-        *args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, silent=True
-    )
+    session.run_install(*args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, silent=True)
 
 
 @nox.session
@@ -54,7 +52,10 @@ def deep(session: nox.Session) -> None:
     """The property-based tests with many more examples (not part of CI)."""
     _sync(session, "test", extras=("wordllama",))
     session.run(
-        "pytest", "-m", "not slow", *session.posargs,
+        "pytest",
+        "-m",
+        "not slow",
+        *session.posargs,
         env={"MASTRA_MEMORY_HYPOTHESIS_PROFILE": "deep"},
     )
 
@@ -63,4 +64,9 @@ def deep(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks: ingest throughput and query latency (numbers, never pass/fail)."""
     _sync(session, "test", extras=("wordllama",))
-    session.run("python", "tests/benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})
+    session.run(
+        "python",
+        "tests/benchmarks/run.py",
+        *session.posargs,
+        env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")},
+    )

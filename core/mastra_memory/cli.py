@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import plugins as plugin_registry
+from .cli_memory import register as register_memory_commands
 from .errors import MastraMemoryError
 
 app = typer.Typer(
@@ -72,6 +73,10 @@ def plugins_command(
     for info in infos:
         table.add_row(info.name, info.version or "-", info.source, _provides(info))
     Console().print(table)
+
+
+# The memory commands (demo, ingest, recall, threads, reindex) live in their own module.
+register_memory_commands(app)
 
 
 def main() -> None:

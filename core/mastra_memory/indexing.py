@@ -16,7 +16,7 @@ from typing import Any
 from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .embedders.base import Embedder
 from .embedders.cache import embed_with_cache
-from .errors import ConfigError, EmbeddingError, MastraMemoryError, VectorCleanupError
+from .errors import ConfigError, EmbeddingError, IndexNotFoundError, MastraMemoryError, VectorCleanupError
 from .messages import MastraDBMessage, message_text
 from .storage import MemoryStorage, Thread
 from .timestamps import canonical_timestamp
@@ -33,6 +33,8 @@ DELETE_BATCH = 100
 EMBEDDED_ROLES = frozenset({"user", "assistant"})
 #: Metadata keys written by the indexer; they win over thread metadata of the same name.
 FIXED_KEYS = ("message_id", "thread_id", "resource_id", "role", "content", "created_at")
+#: Metadata key prefix reserved for adapters; thread metadata keys with it are not spread into vectors.
+RESERVED = "_mastra_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,7 @@ class SearchResult:
 
 
 def default_index_name(dimension: int, separator: str) -> str:
-    """``memory_messages`` for 1536 dimensions, else ``memory_messages_<dim>`` (with the store's separator)."""
+    """``memory_messages`` for 1536 dimensions, else ``memory_messages_<dim>`` (store's separator)."""
     base = f"memory{separator}messages"
     return base if dimension == DEFAULT_NAME_DIMENSION else f"{base}{separator}{dimension}"
 
@@ -96,10 +98,13 @@ class MessageIndexer:
         """The configured name, or the default derived from the real embedding dimension (SPEC §5.5)."""
         return self.index_name or default_index_name(dimension, self.vector.index_separator)
 
-    async def ensure_index(self, dimension: int) -> str:
-        """Create the index for ``dimension`` once per process; returns its name."""
+    async def ensure_index(self, dimension: int, *, again: bool = False) -> str:
+        """Create the index for ``dimension`` once per process (``again=True``: even if it was created
+        before, e.g. after someone deleted it); returns its name."""
         name = self.index_name_for(dimension)
         key = (name, dimension)
+        if again:
+            self._ensured.discard(key)
         if key in self._ensured:
             return name
         async with self._ensure_lock:
@@ -135,7 +140,7 @@ class MessageIndexer:
         if self.embedder is None:
             raise ConfigError("no embedder configured: pass embedder= to Memory or SemanticRecall")
         try:
-            result = await embed_with_cache(self.embedder, list(texts))
+            result = await embed_with_cache(self.embedder, list(texts), **self.embedder_options)
         except MastraMemoryError:
             raise
         except Exception as exc:
@@ -145,8 +150,8 @@ class MessageIndexer:
             ) from exc
         if len(result.embeddings) != len(texts) or not all(result.embeddings):
             raise EmbeddingError(
-                f"embedder {getattr(self.embedder, 'model_id', '?')} returned {len(result.embeddings)} embeddings for "
-                f"{len(texts)} texts"
+                f"embedder {getattr(self.embedder, 'model_id', '?')} returned {len(result.embeddings)} "
+                f"embeddings for {len(texts)} texts"
             )
         return result.embeddings, result.usage_tokens
 
@@ -172,7 +177,12 @@ class MessageIndexer:
             if msg.thread_id not in thread_cache:
                 thread_cache[msg.thread_id] = await self.storage.get_thread_by_id(msg.thread_id)
             thread = thread_cache[msg.thread_id]
-            base: dict[str, Any] = dict(thread.metadata or {}) if thread else {}
+            # Thread metadata first (so semantic_recall.filter can match it), minus adapter-reserved keys.
+            base: dict[str, Any] = {
+                k: v
+                for k, v in ((thread.metadata or {}) if thread else {}).items()
+                if not k.startswith(RESERVED)
+            }
             for vid, chunk in zip(vector_ids(msg.id, len(chunks)), chunks, strict=True):
                 meta = dict(base)
                 meta.update(
@@ -187,14 +197,18 @@ class MessageIndexer:
                 texts.append(chunk)
                 metas.append(meta)
         embeddings, usage = await self.embed(texts)
-        message_ids = [m.id for m in todo]
+        # The index is ensured before anything is deleted: a dimension that does not fit an existing
+        # index raises IndexDimensionMismatchError while the old vectors are still in place.
+        name = await self.ensure_index(len(embeddings[0])) if embeddings else None
         # Stale chunks may live in any memory index (e.g. after an embedder switch): clean them all.
-        await self.delete_message_vectors(message_ids)
-        if not embeddings:
-            return usage
-        dimension = len(embeddings[0])
-        name = await self.ensure_index(dimension)
-        await self.vector.upsert(name, embeddings, metas, ids)
+        await self.delete_message_vectors([m.id for m in todo])
+        if name is not None:
+            try:
+                await self.vector.upsert(name, embeddings, metas, ids)
+            except IndexNotFoundError:
+                # Dropped behind our back (delete_index) after it was ensured: create it again, once.
+                name = await self.ensure_index(len(embeddings[0]), again=True)
+                await self.vector.upsert(name, embeddings, metas, ids)
         return usage
 
     # --- search -----------------------------------------------------------------------------------
@@ -219,9 +233,17 @@ class MessageIndexer:
         flt: dict[str, Any] = (
             dict(scope_filter) if not user_filter else {"$and": [dict(scope_filter), dict(user_filter)]}
         )
-        results: list[list[QueryResult]] = await asyncio.gather(
-            *(self.vector.query(name, emb, top_k=top_k, filter=flt) for emb in embeddings)
-        )
+
+        async def query_all(index: str) -> list[list[QueryResult]]:
+            return await asyncio.gather(
+                *(self.vector.query(index, emb, top_k=top_k, filter=flt) for emb in embeddings)
+            )
+
+        try:
+            results = await query_all(name)
+        except IndexNotFoundError:
+            name = await self.ensure_index(dimension, again=True)
+            results = await query_all(name)
         best: dict[str, Hit] = {}
         for hits in results:
             for r in hits:
@@ -241,12 +263,21 @@ class MessageIndexer:
 
     # --- cleanup ----------------------------------------------------------------------------------
 
+    async def _cleanup_targets(self, details: dict[str, Any]) -> list[str]:
+        try:
+            return await self.message_index_set()
+        except MastraMemoryError as exc:
+            raise VectorCleanupError(
+                f"listing the memory indexes for cleanup failed: {exc}; storage is already updated, retry "
+                "the same call",
+                details=details,
+            ) from exc
+
     async def delete_message_vectors(self, message_ids: Sequence[str]) -> None:
         """Delete every vector of these messages in every memory index (batches of 100 ids)."""
         if not message_ids:
             return
-        indexes = await self.message_index_set()
-        for index in indexes:
+        for index in await self._cleanup_targets({"message_ids": list(message_ids)}):
             for start in range(0, len(message_ids), DELETE_BATCH):
                 batch = list(message_ids[start : start + DELETE_BATCH])
                 try:
@@ -260,7 +291,7 @@ class MessageIndexer:
 
     async def delete_thread_vectors(self, thread_id: str) -> None:
         """Delete every vector of a thread in every memory index."""
-        for index in await self.message_index_set():
+        for index in await self._cleanup_targets({"thread_id": thread_id}):
             try:
                 await self.vector.delete_vectors(index, filter={"thread_id": thread_id})
             except MastraMemoryError as exc:

@@ -12,6 +12,7 @@ import logging
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +39,7 @@ from .storage import (
     Thread,
     ThreadPage,
     storage_capabilities,
+    validate_list_messages_args,
 )
 from .vector import MastraVector
 
@@ -108,6 +110,30 @@ def _optional_resource(resource_id: Any) -> str | None:
     return resource_id
 
 
+def _storage_url(storage: object) -> str | None:
+    """The database URL of an embedded SQLite storage (``storage.settings.url``), if it has one."""
+    for holder in (storage, getattr(storage, "settings", None)):
+        url = getattr(holder, "url", None)
+        if isinstance(url, str) and url:
+            return url
+    return None
+
+
+def _update_keys(update: Any) -> set[str]:
+    """The fields a message update sets (dict keys, or the fields set on a ``MessageUpdate``)."""
+    if isinstance(update, BaseModel):
+        return set(update.model_fields_set)
+    return {str(k) for k in update} if isinstance(update, Mapping) else set()
+
+
+def _update_id(update: Any) -> Any:
+    return update.get("id") if isinstance(update, Mapping) else getattr(update, "id", None)
+
+
+#: Update fields that change a message's vectors (text, role, thread/resource, or created_at metadata).
+_REINDEX_FIELDS = frozenset({"content", "role", "thread_id", "threadId", "created_at", "createdAt"})
+
+
 def strip_working_memory(message: MastraDBMessage) -> MastraDBMessage | None:
     """Remove working-memory markup and update-tool parts; None when nothing is left (SPEC §5.4 step 1)."""
     content = message.content
@@ -168,7 +194,9 @@ class Memory:
         self._wm_locks: dict[str, asyncio.Lock] = {}
         self._title_tasks: set[asyncio.Task[None]] = set()
         self._title_warned = False
+        self._processor: Any = None
         self._validate_config(self.options, at_construction=True)
+        self._title_model(self.options)  # warns once now if titles are on without a model
 
     # --- components -----------------------------------------------------------------------------
 
@@ -193,8 +221,7 @@ class Memory:
                 from .stores.sqlite.vector import SQLiteVector
 
                 # Same file as an embedded SQLite storage (Mastra's LibSQL default keeps both in one file).
-                url = getattr(self.storage, "url", None)
-                self._vector = SQLiteVector(url=url if isinstance(url, str) else DEFAULT_URL)
+                self._vector = SQLiteVector(url=_storage_url(self.storage) or DEFAULT_URL)
             elif isinstance(arg, str):
                 from .plugins import create_vector
 
@@ -236,6 +263,21 @@ class Memory:
             self._validate_config(cfg)
         return cfg
 
+    def _cleanup_indexer(self) -> MessageIndexer | None:
+        """The cleanup-only indexer for deletes, or None when no memory vector can exist anywhere.
+
+        That is the case when no vector store was given or used yet and the default one would be a
+        fresh in-memory database or a file that does not exist: resolving it would only create a
+        stray ``memory.db``.
+        """
+        if self._vector is None and self._vector_arg is None:
+            from .stores.sqlite.connection import MEMORY, sqlite_path
+
+            path = sqlite_path(_storage_url(self.storage) or DEFAULT_URL)
+            if path == MEMORY or not Path(path).exists():
+                return None
+        return self.indexer(embed=False)
+
     def indexer(self, recall: SemanticRecallConfig | None = None, *, embed: bool = True) -> MessageIndexer:
         """The write/search path for ``recall``'s index name and configuration.
 
@@ -264,10 +306,14 @@ class Memory:
                 await self.storage.init()
                 self._initialised = True
 
+    async def flush(self) -> None:
+        """Wait until background work (thread title generation) has finished."""
+        while self._title_tasks:
+            await asyncio.gather(*list(self._title_tasks), return_exceptions=True)
+
     async def close(self) -> None:
         """Wait for background title tasks and release storage and vector connections."""
-        if self._title_tasks:
-            await asyncio.gather(*self._title_tasks, return_exceptions=True)
+        await self.flush()
         await self.storage.close()
         if self._vector is not None:
             await self._vector.close()
@@ -331,7 +377,9 @@ class Memory:
         await self.init()
         await self.storage.delete_thread(thread_id)
         # Always clean: vectors may exist from a call that enabled recall through thread_config.
-        await self.indexer(embed=False).delete_thread_vectors(thread_id)
+        cleanup = self._cleanup_indexer()
+        if cleanup is not None:
+            await cleanup.delete_thread_vectors(thread_id)
 
     async def get_resource_by_id(self, resource_id: str) -> Resource | None:
         await self.init()
@@ -392,38 +440,56 @@ class Memory:
         return SaveResult(messages=stored, usage=_usage(usage))
 
     async def update_messages(self, updates: Sequence[Mapping[str, Any]]) -> list[MastraDBMessage]:
-        """Apply partial updates; changed text is re-embedded, moves re-index under the new thread."""
+        """Apply partial updates (SPEC §5.6). A message whose content, role, thread or timestamp changed
+        loses its old vectors in every memory index and, when semantic recall is on and it still has text,
+        is re-embedded (a move re-indexes it under the new thread and resource)."""
         await self.init()
         updated = await self.storage.update_messages(updates)
+        touched = {str(_update_id(u)) for u in updates if _update_keys(u) & _REINDEX_FIELDS}
+        changed = [m for m in updated if m.id in touched]
+        if not changed:
+            return updated
         recall = self.options.recall
-        if recall is not None and updated:
-            touched = {
-                str(u.get("id"))
-                for u in updates
-                if any(k in u for k in ("content", "thread_id", "threadId", "role"))
-            }
-            changed = [m for m in updated if m.id in touched]
-            if changed:
-                try:
-                    await self.indexer(recall).index_messages(changed)
-                except MastraMemoryError as exc:
-                    raise IndexingError(
-                        f"messages were updated but re-indexing failed: {exc}; run reindex_thread() to retry",
-                        details={"message_ids": [m.id for m in changed]},
-                    ) from exc
+        if recall is None:
+            # No embedder to re-index with: still drop the stale vectors (no orphans, no stale text).
+            cleanup = self._cleanup_indexer()
+            if cleanup is not None:
+                await cleanup.delete_message_vectors([m.id for m in changed])
+            return updated
+        try:
+            await self.indexer(recall).index_messages(changed)
+        except MastraMemoryError as exc:
+            raise IndexingError(
+                f"messages were updated but re-indexing failed: {exc}; run reindex_thread() to retry",
+                details={"message_ids": [m.id for m in changed]},
+            ) from exc
+        # A message that became a system/signal message is not re-indexed; its old vectors go.
+        unembedded = [m.id for m in changed if m.role not in ("user", "assistant")]
+        if unembedded:
+            await self.indexer(recall, embed=False).delete_message_vectors(unembedded)
         return updated
 
-    async def delete_messages(self, message_ids: Sequence[str | Mapping[str, Any]]) -> None:
-        """Delete messages and every vector of theirs in every memory index (awaited, no orphans)."""
+    async def delete_messages(
+        self, message_ids: str | Mapping[str, Any] | Sequence[str | Mapping[str, Any]]
+    ) -> None:
+        """Delete messages and every vector of theirs in every memory index (awaited, no orphans).
+
+        Accepts ids or ``{"id": ...}`` dicts, as a list or a single one (Mastra's ``MessageDeleteInput``).
+        """
+        items: Sequence[str | Mapping[str, Any]] = (
+            [message_ids] if isinstance(message_ids, str | Mapping) else message_ids
+        )
         ids: list[str] = []
-        for item in message_ids:
+        for item in items:
             raw = item.get("id") if isinstance(item, Mapping) else item
             ids.append(_require_id(raw, "message id"))
         if not ids:
             return
         await self.init()
         await self.storage.delete_messages(ids)
-        await self.indexer(embed=False).delete_message_vectors(ids)
+        cleanup = self._cleanup_indexer()
+        if cleanup is not None:
+            await cleanup.delete_message_vectors(ids)
 
     async def reindex_thread(
         self, thread_id: str, thread_config: MemoryConfig | Mapping[str, Any] | None = None
@@ -450,8 +516,10 @@ class Memory:
         The recovery path after switching embedders or after a failed vector write: storage is the source
         of truth, so nothing stored is lost. Returns the number of messages indexed.
         """
+        resource_id = _optional_resource(resource_id)
+        self.config(thread_config)  # invalid options fail before any I/O
         await self.init()
-        flt = {"resource_id": _optional_resource(resource_id)} if resource_id else None
+        flt = {"resource_id": resource_id} if resource_id is not None else None
         threads = await self.storage.list_threads(filter=flt, per_page=False)
         total = 0
         for thread in threads.threads:
@@ -484,27 +552,39 @@ class Memory:
         )
         _require_id(thread_id, "thread_id")
         resource_id = _optional_resource(resource_id)
-        include_items = [
-            i if isinstance(i, IncludeItem) else IncludeItem.model_validate(i) for i in include or []
-        ]
+        pp: int | Literal[False] = (
+            per_page if per_page is not None else (cfg.last_messages if cfg.history_on else 0)
+        )
+        newest_first = order_by is None and pp is not False
+        effective_order = {"field": "created_at", "direction": "DESC"} if newest_first else order_by
+        # Every storage argument is checked before any I/O (and before the early return): a vector-style
+        # filter, a bad page or include item raises here instead of after an embedding call.
+        checked = validate_list_messages_args(
+            thread_id,
+            resource_id,
+            include,
+            pp,
+            page,
+            filter,
+            effective_order,
+            include_total,
+            store="MEMORY",
+        )
+        include_items = list(checked.include)
         if per_page is None and not cfg.history_on and not include_items and not (semantic_on and query):
             return RecallResult(messages=[], total=0, page=page, per_page=0, has_more=False)
         await self.init()
-        scope = recall.scope if (recall is not None and query) else "thread"
+        scope = recall.scope if recall is not None else "thread"
         if resource_id is not None:
             thread = await self.storage.get_thread_by_id(thread_id)
             if thread is not None and thread.resource_id != resource_id:
                 raise ThreadOwnershipError(f"thread {thread_id} does not belong to the requested resource")
             if thread is None and scope != "resource":
                 raise ThreadNotFoundError(f"thread {thread_id!r} does not exist")
-        pp: int | Literal[False] = (
-            per_page if per_page is not None else (cfg.last_messages if cfg.history_on else 0)
-        )
-        newest_first = order_by is None and pp is not False
-        effective_order = {"field": "created_at", "direction": "DESC"} if newest_first else order_by
         if semantic_on and query and scope == "resource" and resource_id is None:
             raise ResourceScopeError(
-                "resource-scoped semantic recall needs a resource_id; pass one or set semantic_recall.scope to 'thread'"
+                "resource-scoped semantic recall needs a resource_id; pass one or set "
+                "semantic_recall.scope to 'thread'"
             )
         hits: list[Hit] = []
         usage: int | None = None
@@ -536,8 +616,8 @@ class Memory:
             resource_id=resource_id,
             per_page=pp,
             page=page,
-            order_by=effective_order,
-            filter=filter,
+            order_by=checked.order,
+            filter=checked.filter,
             include=list(merged.values()) or None,
             include_total=include_total,
         )
@@ -545,6 +625,8 @@ class Memory:
         unique: dict[str, MastraDBMessage] = {}
         for msg in messages:
             unique.setdefault(msg.id, msg)
+        # A hit whose message vanished (or lies outside the resource) produced no window: never report it.
+        hits = [h for h in hits if h.message_id in unique]
         trace_recall(thread_id, resource_id, index_name, hits)
         return RecallResult(
             messages=list(unique.values()),
@@ -597,18 +679,27 @@ class Memory:
 
     # --- titles ---------------------------------------------------------------------------------
 
-    def _maybe_generate_titles(self, cfg: MemoryConfig, stored: Sequence[MastraDBMessage]) -> None:
+    def _title_model(self, cfg: MemoryConfig) -> Any:
+        """The callable title model when titles are on; None (after one warning) when none is usable."""
         setting = cfg.generate_title
         if not setting:
-            return
+            return None
         model = getattr(setting, "model", None)
         if model is None or not callable(model):
             if not self._title_warned:
                 logger.warning(
-                    "generate_title is enabled but no title model is configured; titles stay as they are"
+                    "generate_title is enabled but no callable title model is configured "
+                    "(generate_title={'model': <callable>}); titles stay as they are"
                 )
                 self._title_warned = True
+            return None
+        return model
+
+    def _maybe_generate_titles(self, cfg: MemoryConfig, stored: Sequence[MastraDBMessage]) -> None:
+        model = self._title_model(cfg)
+        if model is None:
             return
+        setting = cfg.generate_title
         min_messages = getattr(setting, "min_messages", 1)
         instructions = getattr(setting, "instructions", None)
         for thread_id in dict.fromkeys(m.thread_id for m in stored):
@@ -633,9 +724,14 @@ class Memory:
             from .messages import message_text
 
             transcript = "\n".join(f"{m.role}: {message_text(m)}" for m in page.messages)
-            title = model(transcript, instructions) if instructions is not None else model(transcript)
-            if inspect.isawaitable(title):
-                title = await title
+            args = (transcript, instructions) if instructions is not None else (transcript,)
+            if inspect.iscoroutinefunction(model):
+                title = await model(*args)
+            else:
+                # A blocking model runs in a worker thread, so it never stalls the event loop.
+                title = await asyncio.to_thread(model, *args)
+                if inspect.isawaitable(title):
+                    title = await title
             if isinstance(title, str) and title.strip():
                 await self.storage.update_thread(thread_id, title=title.strip())
         except Exception:
@@ -655,10 +751,11 @@ class Memory:
         recall = self.options.recall
         if recall is None or any(getattr(p, "id", None) == "semantic-recall" for p in existing):
             return []
-        from .processors import SemanticRecall
+        if self._processor is None:
+            from .processors import SemanticRecall
 
-        return [
-            SemanticRecall(
+            # One instance for both sides, so input and output share its index cache.
+            self._processor = SemanticRecall(
                 storage=self.storage,
                 vector=self.vector,
                 embedder=self.embedder,
@@ -670,8 +767,9 @@ class Memory:
                 index_config=recall.index_config,
                 filter=recall.filter,
                 embedder_options=self.embedder_options,
+                read_only=self.options.read_only,
             )
-        ]
+        return [self._processor]
 
 
 def _wider(current: IncludeItem | None, new: IncludeItem) -> IncludeItem:

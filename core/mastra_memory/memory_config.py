@@ -39,20 +39,30 @@ class _Config(BaseModel):
     )
 
 
+class FilterConfigError(ConfigError, FilterError):
+    """``semantic_recall.filter`` is not a valid vector filter (SPEC §5.2): both a ``ConfigError`` and a
+    ``FilterError`` (``problems`` lists what ``validate_filter`` found)."""
+
+    def __init__(self, problems: list[str], where: str = "semantic_recall.filter") -> None:
+        super().__init__(problems)
+        self.message = f"invalid {where}: {', '.join(self.problems)}"
+        self.args = (self.message,)
+
+
 class MessageRange(_Config):
     """How many messages to include before and after each semantic hit."""
 
-    before: int = Field(default=1, ge=0)
-    after: int = Field(default=1, ge=0)
+    before: int = Field(default=1, ge=0, strict=True)
+    after: int = Field(default=1, ge=0, strict=True)
 
 
 class SemanticRecallConfig(_Config):
     """``semantic_recall`` options. ``True`` in ``MemoryConfig`` means all these defaults."""
 
-    top_k: int = Field(default=4, ge=1)
+    top_k: int = Field(default=4, ge=1, strict=True)
     message_range: MessageRange = Field(default_factory=MessageRange)
     scope: Scope = "resource"
-    threshold: float | None = None
+    threshold: float | None = Field(default=None, strict=True)
     index_name: str | None = None
     index_config: IndexConfig | None = None
     filter: dict[str, Any] | None = None
@@ -102,7 +112,7 @@ class SemanticRecallConfig(_Config):
 class WorkingMemoryConfig(_Config):
     """Working memory options (configuration only in v1, SPEC §5.8)."""
 
-    enabled: bool = False
+    enabled: bool = Field(default=False, strict=True)
     template: str | None = None
     schema_: dict[str, Any] | type[BaseModel] | None = Field(default=None, alias="schema")
     scope: Scope = "resource"
@@ -115,7 +125,8 @@ class WorkingMemoryConfig(_Config):
                 raise ValueError(
                     "working_memory.use was removed; drop it (tool-call updates are the only mode)"
                 )
-            if data.get("template") is not None and data.get("schema") is not None:
+            schema = data.get("schema", data.get("schema_"))
+            if data.get("template") is not None and schema is not None:
                 raise ValueError("working_memory.template and working_memory.schema are mutually exclusive")
         return data
 
@@ -132,7 +143,7 @@ class TitleConfig(_Config):
 
     model: Any = None
     instructions: str | None = None
-    min_messages: int = Field(default=1, ge=1)
+    min_messages: int = Field(default=1, ge=1, strict=True)
 
 
 class ThreadsConfig(_Config):
@@ -149,7 +160,7 @@ class MemoryConfig(_Config):
     working_memory: WorkingMemoryConfig = Field(default_factory=WorkingMemoryConfig)
     generate_title: bool | TitleConfig = False
     threads: ThreadsConfig | None = None
-    read_only: bool = False
+    read_only: bool = Field(default=False, strict=True)
 
     @field_validator("last_messages", mode="before")
     @classmethod
@@ -174,6 +185,9 @@ class MemoryConfig(_Config):
                 "threads.generate_title is deprecated; use generate_title", DeprecationWarning, stacklevel=2
             )
             self.generate_title = self.threads.generate_title
+            # Normalised away: a later merge sees only generate_title, so a per-call override of it
+            # never conflicts with the deprecated spelling in the instance options.
+            self.threads = None
         return self
 
     @property
@@ -201,15 +215,36 @@ class MemoryConfig(_Config):
         try:
             return cls.model_validate(dict(value))
         except PydanticValidationError as exc:
-            raise ConfigError(f"invalid memory options: {_problems(exc)}") from exc
-        except FilterError as exc:
-            raise ConfigError(f"invalid semantic_recall.filter: {exc}") from exc
+            raise config_error(exc, "memory options") from exc
+
+
+def config_error(exc: PydanticValidationError, what: str) -> ConfigError:
+    """One ConfigError listing every problem; an invalid vector filter gives a ``FilterConfigError``."""
+    for err in exc.errors():
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, FilterError):
+            return FilterConfigError(cause.problems)
+    return ConfigError(f"invalid {what}: {_problems(exc)}")
+
+
+# Union branches pydantic names in error locations; they say nothing to a user.
+_BRANCH_NAMES = frozenset({"bool", "int", "SemanticRecallConfig", "TitleConfig", "ThreadsConfig"})
 
 
 def _problems(exc: PydanticValidationError) -> str:
+    errors = exc.errors()
+    # For `bool | SemanticRecallConfig` given a dict, the bool branch's complaint is noise.
+    meaningful = [
+        e for e in errors if not (e["type"].startswith("bool_") and isinstance(e.get("input"), Mapping))
+    ] or errors
     out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union")))
+    for err in meaningful:
+        loc = ".".join(
+            str(p)
+            for p in err["loc"]
+            if not str(p).startswith(("function-", "tagged-union", "literal["))
+            and str(p) not in _BRANCH_NAMES
+        )
         msg = str(err["msg"]).removeprefix("Value error, ")
         out.append(f"{loc or 'options'}: {msg}")
     return "; ".join(dict.fromkeys(out))

@@ -49,8 +49,15 @@ class MessageList:
         )
 
     def add(self, messages: Iterable[MastraDBMessage | MessageInput], source: Source) -> MessageList:
-        """Add messages; an id already present keeps its first source (history is never made 'new')."""
+        """Add messages; an id already present keeps its first source (history is never made 'new').
+
+        System messages go to :attr:`system_messages` (once per id), never into :meth:`all`.
+        """
         for msg in self._normalise(messages):
+            if msg.role == "system":
+                if all(m.id != msg.id for m, _ in self._system):
+                    self._system.append((msg, source))
+                continue
             if msg.id not in self._messages:
                 self._sources[msg.id] = source
             self._messages[msg.id] = msg

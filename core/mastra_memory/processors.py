@@ -10,14 +10,16 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from pydantic import ValidationError as PydanticValidationError
+
 from .embedders.base import Embedder, EmbedderSpec
 from .errors import ConfigError, MastraMemoryError, ResourceScopeError
 from .indexing import MessageIndexer, trace_recall
-from .memory_config import MessageRange, SemanticRecallConfig
+from .memory_config import MessageRange, SemanticRecallConfig, config_error
 from .message_list import MessageList
-from .messages import MastraDBMessage, MessageInput, message_text, normalize_messages
+from .messages import MastraDBMessage, MessageInput, message_text, normalize_messages, render_text
 from .recall_format import format_cross_thread_messages
-from .storage import IncludeItem, MemoryStorage
+from .storage import IncludeItem, MemoryStorage, storage_capabilities
 from .vector import IndexConfig, MastraVector
 
 MEMORY_CONTEXT_KEY = "MastraMemory"
@@ -25,21 +27,33 @@ _USER_SIGNALS = frozenset({"user", "user-message"})
 
 
 def _get(obj: Any, *names: str) -> Any:
-    """Read a key from a dict or an attribute from an object, trying each spelling."""
+    """Read a key from a dict (or a ``get``-able context object) or an attribute, trying each spelling."""
+    if obj is None:
+        return None
     for name in names:
         if isinstance(obj, Mapping):
             if name in obj:
                 return obj[name]
         elif hasattr(obj, name):
             return getattr(obj, name)
+        elif callable(getattr(obj, "get", None)):
+            # Mastra's RequestContext is a Map-like object read with get().
+            value = obj.get(name)
+            if value is not None:
+                return value
     return None
+
+
+def _as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 class SemanticRecall:
     """Adds semantically relevant earlier messages to the input and indexes new messages on output.
 
     Args mirror ``semantic_recall`` (SPEC §6.1). ``raise_on_error=False`` (the default) logs failures and
-    returns the input unchanged, so a request never fails because of recall.
+    returns the input unchanged, so a request never fails because of recall. ``read_only=True`` never
+    indexes outputs (as ``memory_config.read_only`` in the request context does for one request).
     """
 
     id = "semantic-recall"
@@ -60,13 +74,16 @@ class SemanticRecall:
         embedder_options: Mapping[str, Any] | None = None,
         logger: logging.Logger | None = None,
         raise_on_error: bool = False,
+        read_only: bool = False,
     ) -> None:
-        for label, value in (("storage", storage), ("vector", vector), ("embedder", embedder)):
-            if value is None:
-                raise ConfigError(f"SemanticRecall requires {label}; pass {label}=...")
-        assert storage is not None and vector is not None and embedder is not None
-        self.config = (
-            SemanticRecallConfig.model_validate(
+        if storage is None:
+            raise ConfigError("SemanticRecall requires storage; pass storage=...")
+        if vector is None:
+            raise ConfigError("SemanticRecall requires vector; pass vector=...")
+        if embedder is None:
+            raise ConfigError("SemanticRecall requires embedder; pass embedder=...")
+        try:
+            self.config = SemanticRecallConfig.model_validate(
                 {
                     "top_k": top_k,
                     "message_range": message_range.model_dump()
@@ -79,9 +96,13 @@ class SemanticRecall:
                     "filter": dict(filter) if filter is not None else None,
                 }
             )
-            if not isinstance(top_k, SemanticRecallConfig)
-            else top_k
-        )
+        except PydanticValidationError as exc:
+            raise config_error(exc, "SemanticRecall options") from exc
+        if self.config.scope == "resource" and not storage_capabilities(storage).resource_scope:
+            raise ConfigError(
+                "SemanticRecall scope='resource' needs a storage that isolates include windows by resource; "
+                f"{type(storage).__name__} declares resource_scope=False, so set scope='thread'"
+            )
         if not isinstance(embedder, Embedder):
             from .embedders.router import resolve_embedder
 
@@ -91,6 +112,7 @@ class SemanticRecall:
         self.embedder = embedder
         self.logger = logger or logging.getLogger("mastra_memory.processors")
         self.raise_on_error = raise_on_error
+        self.read_only = read_only
         self.indexer = MessageIndexer(
             storage,
             vector,
@@ -111,16 +133,17 @@ class SemanticRecall:
         request_context: Mapping[str, Any] | None = None,
     ) -> MessageList:
         """Search earlier messages similar to the last user message and add them (SPEC §6.2)."""
-        context = _get(request_context or {}, MEMORY_CONTEXT_KEY)
-        thread = _get(context, "thread") if context is not None else None
-        thread_id = _get(thread, "id") if thread is not None else None
-        if not isinstance(thread_id, str) or not thread_id:
+        context = _get(request_context, MEMORY_CONTEXT_KEY)
+        thread = _get(context, "thread")
+        thread_id = _as_str(_get(thread, "id"))
+        if thread_id is None:
             return message_list
         try:
             return await self._recall_into(messages, message_list, context, thread, thread_id)
         except Exception as exc:
             if self.raise_on_error:
                 raise
+            # The thread id and the error class only: error messages may quote stored content.
             self.logger.error("semantic recall failed for thread %s: %s", thread_id, type(exc).__name__)
             return message_list
 
@@ -132,15 +155,22 @@ class SemanticRecall:
         thread: Any,
         thread_id: str,
     ) -> MessageList:
-        query = self._query_text(messages, thread_id)
+        query = self._query_text(messages or message_list.new_messages(), thread_id)
         if not query:
             return message_list
-        resource_id = _get(context, "resource_id", "resourceId") or _get(thread, "resource_id", "resourceId")
+        resource_id = _as_str(_get(context, "resource_id", "resourceId")) or _as_str(
+            _get(thread, "resource_id", "resourceId")
+        )
         scope = self.config.scope
+        if scope == "resource" and not resource_id:
+            # The context names no resource: the thread's owner, when the thread is stored, is the one.
+            stored = await self.storage.get_thread_by_id(thread_id)
+            resource_id = stored.resource_id if stored is not None else None
         if scope == "resource" and not resource_id:
             if self.raise_on_error:
                 raise ResourceScopeError(
-                    "resource-scoped semantic recall needs a resource_id; none in the memory context or the thread"
+                    "resource-scoped semantic recall needs a resource_id; none in the memory context or the "
+                    "thread"
                 )
             self.logger.warning(
                 "semantic recall: no resource_id for thread %s; falling back to thread scope", thread_id
@@ -167,13 +197,15 @@ class SemanticRecall:
             )
             for h in result.hits
         ]
-        # per_page=0, never False: False would pull the whole thread into the prompt.
+        # per_page=0, never False: False would pull the whole thread into the prompt. The resource, when
+        # known, also bounds the windows in thread scope (a window never crosses resources).
         page = await self.storage.list_messages(
-            thread_id, resource_id=resource_id if scope == "resource" else None, per_page=0, include=include
+            thread_id, resource_id=resource_id, per_page=0, include=include
         )
         fresh = [m for m in page.messages if m.id not in message_list]
         same_thread = [m for m in fresh if m.thread_id == thread_id]
-        other_threads = [m for m in fresh if m.thread_id != thread_id]
+        # Other threads' messages without text would render as an empty block: leave them out.
+        other_threads = [m for m in fresh if m.thread_id != thread_id and render_text(m)]
         if same_thread:
             message_list.add(same_thread, source="memory")
         if other_threads and scope == "resource":
@@ -188,9 +220,7 @@ class SemanticRecall:
 
     @staticmethod
     def _query_text(messages: Sequence[MastraDBMessage | MessageInput], thread_id: str) -> str:
-        normalised = normalize_messages(
-            [m.model_dump() if isinstance(m, MastraDBMessage) else m for m in messages], thread_id=thread_id
-        )
+        normalised = normalize_messages(messages, thread_id=thread_id)
         for msg in reversed(normalised):
             if msg.role == "user":
                 return message_text(msg).strip()
@@ -212,24 +242,39 @@ class SemanticRecall:
         request_context: Mapping[str, Any] | None = None,
     ) -> MessageList | list[MastraDBMessage]:
         """Index the new messages of this turn through the shared write path (SPEC §6.4)."""
-        context = _get(request_context or {}, MEMORY_CONTEXT_KEY)
-        thread = _get(context, "thread") if context is not None else None
-        thread_id = _get(thread, "id") if thread is not None else None
-        memory_config = _get(context, "memory_config", "memoryConfig") if context is not None else None
-        read_only = bool(_get(memory_config, "read_only", "readOnly")) if memory_config is not None else False
-        resource_id = _get(context, "resource_id", "resourceId") or _get(thread, "resource_id", "resourceId")
-        response = (
-            normalize_messages(
-                [m.model_dump() if isinstance(m, MastraDBMessage) else m for m in messages],
-                thread_id=thread_id if isinstance(thread_id, str) else None,
-                resource_id=resource_id if isinstance(resource_id, str) else None,
-            )
-            if isinstance(thread_id, str) and thread_id
-            else []
+        done: MessageList | list[MastraDBMessage] = message_list if message_list is not None else []
+        context = _get(request_context, MEMORY_CONTEXT_KEY)
+        thread = _get(context, "thread")
+        thread_id = _as_str(_get(thread, "id"))
+        read_only = self.read_only or bool(
+            _get(_get(context, "memory_config", "memoryConfig"), "read_only", "readOnly")
         )
-        done: MessageList | list[MastraDBMessage] = message_list if message_list is not None else response
-        if not isinstance(thread_id, str) or not thread_id or read_only:
-            return done
+        if thread_id is None or read_only:
+            if message_list is not None:
+                return done
+            try:
+                return normalize_messages(messages, thread_id=thread_id)
+            except MastraMemoryError:
+                return [m for m in messages if isinstance(m, MastraDBMessage)]
+        resource_id = _as_str(_get(context, "resource_id", "resourceId")) or _as_str(
+            _get(thread, "resource_id", "resourceId")
+        )
+        try:
+            response = normalize_messages(messages, thread_id=thread_id, resource_id=resource_id)
+            if message_list is None:
+                done = response
+            await self._index_new(response, message_list, thread_id)
+        except Exception as exc:
+            if self.raise_on_error:
+                raise
+            self.logger.error(
+                "semantic recall: indexing failed for thread %s: %s", thread_id, type(exc).__name__
+            )
+        return done
+
+    async def _index_new(
+        self, response: list[MastraDBMessage], message_list: MessageList | None, thread_id: str
+    ) -> None:
         candidates: dict[str, MastraDBMessage] = {m.id: m for m in response}
         if message_list is not None:
             for m in message_list.new_messages():
@@ -243,7 +288,7 @@ class SemanticRecall:
             and message_text(m).strip()
         ]
         if not todo:
-            return done
+            return
         try:
             await self.indexer.index_messages(todo)
         except Exception as exc:
@@ -268,4 +313,3 @@ class SemanticRecall:
                 self.logger.warning(
                     "semantic recall: batch indexing failed once for thread %s; retried", thread_id
                 )
-        return done

@@ -46,7 +46,7 @@ def exact_scores(
     if m.size == 0:
         return np.zeros(m.shape[0], dtype=np.float64)
     if metric == "dotproduct":
-        return m @ q
+        return np.asarray(m @ q, dtype=np.float64)
     if metric == "euclidean":
         return 1.0 / (1.0 + np.linalg.norm(m - q, axis=1))
     norms = np.linalg.norm(m, axis=1) * np.linalg.norm(q)

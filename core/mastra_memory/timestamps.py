@@ -31,7 +31,9 @@ def parse_timestamp(value: str | datetime, what: str = "timestamp") -> datetime:
     if isinstance(value, datetime):
         return require_aware(value, what)
     if not isinstance(value, str):
-        raise ValidationError(f"{what} must be an ISO-8601 string or an aware datetime, got {type(value).__name__}")
+        raise ValidationError(
+            f"{what} must be an ISO-8601 string or an aware datetime, got {type(value).__name__}"
+        )
     text = value.strip()
     try:
         parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)

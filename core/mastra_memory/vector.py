@@ -226,28 +226,43 @@ class MastraVector(ABC):
         self, cls: type[MastraMemoryError], operation: str, status: str, message: str, **details: Any
     ) -> MastraMemoryError:
         code = status if status.startswith(operation) else f"{operation}_{status}"
-        return cls(message, id=error_id("VECTOR", self.store_name, "", code), domain="VECTOR", details=details)
+        return cls(
+            message, id=error_id("VECTOR", self.store_name, "", code), domain="VECTOR", details=details
+        )
 
     async def _call(self, operation: str, awaitable: Awaitable[T], index: str | None = None) -> T:
         try:
             return await awaitable
-        except IndexNotFoundError:
+        except IndexNotFoundError as exc:
             if index is not None:
                 self._dimensions.pop(index, None)
+            # A hook (often _describe_index, reached through _dimension) names its own operation;
+            # the id must name the public one the caller invoked (SPEC §3.3).
+            wanted = error_id("VECTOR", self.store_name, "", f"{operation}_INDEX_NOT_FOUND")
+            if exc.id != wanted:
+                raise IndexNotFoundError(
+                    exc.message, id=wanted, domain=exc.domain, details=exc.details
+                ) from exc
             raise
         except MastraMemoryError:
             raise
         except Exception as exc:
             err = self._error(
-                VectorStoreError, operation, "FAILED", f"{self.store_name} {operation.lower()} failed: {exc}",
+                VectorStoreError,
+                operation,
+                "FAILED",
+                f"{self.store_name} {operation.lower()} failed: {exc}",
                 index=index,
             )
             raise err from exc
 
     def _not_found(self, operation: str, index: str) -> IndexNotFoundError:
         err = self._error(
-            IndexNotFoundError, operation, "INDEX_NOT_FOUND",
-            f"index {index!r} does not exist; create it with create_index() first", index=index,
+            IndexNotFoundError,
+            operation,
+            "INDEX_NOT_FOUND",
+            f"index {index!r} does not exist; create it with create_index() first",
+            index=index,
         )
         assert isinstance(err, IndexNotFoundError)
         return err
@@ -271,9 +286,12 @@ class MastraVector(ABC):
     # --- validation helpers ---------------------------------------------------------------------
 
     def _matrix(self, operation: str, vectors: Any) -> npt.NDArray[np.float64]:
-        if vectors is None or (not isinstance(vectors, np.ndarray) and not isinstance(vectors, Sequence)) or (
-            isinstance(vectors, str)
-        ) or len(vectors) == 0:
+        if (
+            vectors is None
+            or (not isinstance(vectors, np.ndarray) and not isinstance(vectors, Sequence))
+            or (isinstance(vectors, str))
+            or len(vectors) == 0
+        ):
             raise self._error(ValidationError, operation, "EMPTY_VECTORS", "vectors must not be empty")
         rows: list[npt.NDArray[np.float64]] = []
         for i, vec in enumerate(vectors):
@@ -281,7 +299,9 @@ class MastraVector(ABC):
         width = {len(r) for r in rows}
         if len(width) > 1:
             raise self._error(
-                ValidationError, operation, "INVALID_VECTOR",
+                ValidationError,
+                operation,
+                "INVALID_VECTOR",
                 f"vector [i][j]: all vectors in one call must have the same dimension (got {sorted(width)})",
             )
         return np.vstack(rows)
@@ -293,10 +313,15 @@ class MastraVector(ABC):
             arr = np.asarray(vec) if len(vec) else np.zeros(0)
         else:
             raise self._error(
-                ValidationError, operation, status, f"{label}[0]: expected a list of numbers, got {type(vec).__name__}"
+                ValidationError,
+                operation,
+                status,
+                f"{label}[0]: expected a list of numbers, got {type(vec).__name__}",
             )
         if arr.ndim != 1 or arr.shape[0] == 0:
-            raise self._error(ValidationError, operation, status, f"{label}[0]: a vector must be a non-empty list")
+            raise self._error(
+                ValidationError, operation, status, f"{label}[0]: a vector must be a non-empty list"
+            )
         if arr.dtype.kind not in "fiu":
             for j, x in enumerate(vec):
                 if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
@@ -320,16 +345,22 @@ class MastraVector(ABC):
     def _check_dimension(self, operation: str, index: str, expected: int, actual: int) -> None:
         if expected != actual:
             raise self._error(
-                IndexDimensionMismatchError, operation, "DIMENSION_MISMATCH",
+                IndexDimensionMismatchError,
+                operation,
+                "DIMENSION_MISMATCH",
                 f"index {index!r} holds {expected}-dimensional vectors but got {actual}; "
                 "use an embedder of the index's dimension or another index name",
-                index=index, expected=expected, actual=actual,
+                index=index,
+                expected=expected,
+                actual=actual,
             )
 
     def _nonempty_filter(self, operation: str, flt: Any) -> Any:
         if isinstance(flt, Mapping) and len(flt) == 0:
             raise self._error(
-                ValidationError, operation, "INVALID_ARGS",
+                ValidationError,
+                operation,
+                "INVALID_ARGS",
                 "empty filter: pass a filter with at least one condition (to touch every record, "
                 "delete and recreate the index)",
             )
@@ -351,33 +382,51 @@ class MastraVector(ABC):
         op = "CREATE_INDEX"
         name = self._native_name(op, index_name)
         max_dim = self.capabilities.max_dimension
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1 or (
-            max_dim is not None and dimension > max_dim
+        if (
+            isinstance(dimension, bool)
+            or not isinstance(dimension, int)
+            or dimension < 1
+            or (max_dim is not None and dimension > max_dim)
         ):
             limit = f" (at most {max_dim} on {self.store_name})" if max_dim else ""
             raise self._error(
-                ValidationError, op, "INVALID_ARGS", f"dimension must be a positive integer{limit}, got {dimension!r}"
+                ValidationError,
+                op,
+                "INVALID_ARGS",
+                f"dimension must be a positive integer{limit}, got {dimension!r}",
             )
         config = IndexConfig.from_any(index_config)
-        chosen: Any = config.metric if index_config is not None and config.metric and metric == "cosine" else metric
+        chosen: Any = (
+            config.metric if index_config is not None and config.metric and metric == "cosine" else metric
+        )
         if chosen not in self.capabilities.metrics:
             raise self._error(
                 CapabilityError if chosen in ("cosine", "euclidean", "dotproduct") else ValidationError,
-                op, "INVALID_ARGS",
-                f"unsupported metric {chosen!r} for {self.store_name}; use one of {sorted(self.capabilities.metrics)}",
+                op,
+                "INVALID_ARGS",
+                f"unsupported metric {chosen!r} for {self.store_name}; "
+                f"use one of {sorted(self.capabilities.metrics)}",
             )
         if config.type is not None and config.type not in self.capabilities.index_types:
             raise self._error(
-                CapabilityError, op, "INVALID_ARGS",
+                CapabilityError,
+                op,
+                "INVALID_ARGS",
                 f"index type {config.type!r} is not available on {self.store_name}; "
                 f"use one of {sorted(self.capabilities.index_types)}",
             )
         if metadata_indexes is not None and (
-            not isinstance(metadata_indexes, list) or not all(isinstance(k, str) and k for k in metadata_indexes)
+            not isinstance(metadata_indexes, list)
+            or not all(isinstance(k, str) and k for k in metadata_indexes)
         ):
-            raise self._error(ValidationError, op, "INVALID_ARGS", "metadata_indexes must be a list of key names")
+            raise self._error(
+                ValidationError, op, "INVALID_ARGS", "metadata_indexes must be a list of key names"
+            )
         await self._call(
-            op, self._create_index(name, dimension, chosen, config, list(metadata_indexes or []), adapter_options),
+            op,
+            self._create_index(
+                name, dimension, chosen, config, list(metadata_indexes or []), adapter_options
+            ),
             name,
         )
         self._dimensions.pop(name, None)
@@ -396,12 +445,17 @@ class MastraVector(ABC):
         n = matrix.shape[0]
         if metadata is not None and len(metadata) not in (0, n):
             raise self._error(
-                ValidationError, op, "METADATA_LENGTH_MISMATCH",
+                ValidationError,
+                op,
+                "METADATA_LENGTH_MISMATCH",
                 f"metadata length {len(metadata)} does not match vectors length {n}",
             )
         if ids is not None and len(ids) != n:
             raise self._error(
-                ValidationError, op, "IDS_LENGTH_MISMATCH", f"ids length {len(ids)} does not match vectors length {n}"
+                ValidationError,
+                op,
+                "IDS_LENGTH_MISMATCH",
+                f"ids length {len(ids)} does not match vectors length {n}",
             )
         if ids is None:
             id_list = [str(uuid.uuid4()) for _ in range(n)]
@@ -410,8 +464,11 @@ class MastraVector(ABC):
             for i, rid in enumerate(id_list):
                 if not isinstance(rid, str) or not rid or len(rid) > MAX_ID_LENGTH:
                     raise self._error(
-                        ValidationError, op, "INVALID_ID",
-                        f"ids must be non-empty strings of at most {MAX_ID_LENGTH} characters (ids[{i}] = {rid!r})",
+                        ValidationError,
+                        op,
+                        "INVALID_ID",
+                        f"ids must be non-empty strings of at most {MAX_ID_LENGTH} characters "
+                        f"(ids[{i}] = {rid!r})",
                     )
         metas: list[dict[str, Any]] = []
         for i in range(n):
@@ -420,7 +477,10 @@ class MastraVector(ABC):
                 raw = {}
             if not isinstance(raw, Mapping):
                 raise self._error(
-                    ValidationError, op, "INVALID_METADATA", f"metadata[{i}] must be a dict, got {type(raw).__name__}"
+                    ValidationError,
+                    op,
+                    "INVALID_METADATA",
+                    f"metadata[{i}] must be a dict, got {type(raw).__name__}",
                 )
             try:
                 metas.append(normalise_metadata(raw))
@@ -433,7 +493,9 @@ class MastraVector(ABC):
         if len(last) != n:
             keep = sorted(last.values())
             await self._call(
-                op, self._upsert(name, [id_list[i] for i in keep], matrix[keep], [metas[i] for i in keep]), name
+                op,
+                self._upsert(name, [id_list[i] for i in keep], matrix[keep], [metas[i] for i in keep]),
+                name,
             )
         else:
             await self._call(op, self._upsert(name, id_list, matrix, metas), name)
@@ -452,17 +514,24 @@ class MastraVector(ABC):
         op = "QUERY"
         name = self._native_name(op, index_name)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise self._error(ValidationError, op, "INVALID_TOP_K", f"top_k must be a positive integer, got {top_k!r}")
+            raise self._error(
+                ValidationError, op, "INVALID_TOP_K", f"top_k must be a positive integer, got {top_k!r}"
+            )
         limit = self.capabilities.max_top_k
         if limit is not None and top_k > limit:
             raise self._error(
-                ValidationError, op, "TOP_K_TOO_LARGE", f"top_k {top_k} exceeds the limit of {limit} on {self.store_name}"
+                ValidationError,
+                op,
+                "TOP_K_TOO_LARGE",
+                f"top_k {top_k} exceeds the limit of {limit} on {self.store_name}",
             )
         vector: npt.NDArray[np.float64] | None = None
         if query_vector is None:
             if not self.capabilities.metadata_only_query:
                 raise self._error(
-                    CapabilityError, op, "MISSING_VECTOR",
+                    CapabilityError,
+                    op,
+                    "MISSING_VECTOR",
                     f"query_vector is required: {self.store_name} has no metadata-only query",
                 )
         else:
@@ -516,7 +585,9 @@ class MastraVector(ABC):
         if id is None and filter is None:
             raise self._error(ValidationError, op, "INVALID_ARGS", "Either id or filter must be provided")
         if not update or not isinstance(update, Mapping) or not (update.keys() & {"vector", "metadata"}):
-            raise self._error(ValidationError, op, "INVALID_ARGS", "No updates provided: pass vector and/or metadata")
+            raise self._error(
+                ValidationError, op, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
+            )
         unknown = set(update) - {"vector", "metadata"}
         if unknown:
             raise self._error(ValidationError, op, "INVALID_ARGS", f"unknown update keys {sorted(unknown)}")
@@ -533,12 +604,16 @@ class MastraVector(ABC):
             except ValueError as exc:
                 raise self._error(ValidationError, op, "INVALID_METADATA", str(exc)) from exc
         if vec is None and meta is None:
-            raise self._error(ValidationError, op, "INVALID_ARGS", "No updates provided: pass vector and/or metadata")
+            raise self._error(
+                ValidationError, op, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
+            )
         if id is not None and (not isinstance(id, str) or not id):
             raise self._error(ValidationError, op, "INVALID_ID", "ids must be non-empty strings")
         native_filter = self._nonempty_filter(op, filter) if filter is not None else None
         if filter is not None and self.capabilities.update_by_filter == "none":
-            raise self._error(CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot update by filter")
+            raise self._error(
+                CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot update by filter"
+            )
         if vec is not None:
             self._check_dimension(op, name, await self._dimension(op, name), vec.shape[0])
         else:
@@ -569,7 +644,9 @@ class MastraVector(ABC):
             raise self._error(ValidationError, op, "INVALID_ARGS", "Either filter or ids must be provided")
         if ids is not None:
             if len(ids) == 0:
-                raise self._error(ValidationError, op, "INVALID_ARGS", "empty ids array: pass at least one id")
+                raise self._error(
+                    ValidationError, op, "INVALID_ARGS", "empty ids array: pass at least one id"
+                )
             if not all(isinstance(i, str) and i for i in ids):
                 raise self._error(ValidationError, op, "INVALID_ID", "ids must be non-empty strings")
             await self._dimension(op, name)
@@ -577,15 +654,19 @@ class MastraVector(ABC):
             return
         native_filter = self._nonempty_filter(op, filter)
         if self.capabilities.delete_by_filter == "none":
-            raise self._error(CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot delete by filter")
+            raise self._error(
+                CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot delete by filter"
+            )
         await self._dimension(op, name)
         await self._call(op, self._delete_by_filter(name, native_filter), name)
 
     async def wait_for_indexing(self, index_name: str) -> None:
         """Eventually consistent adapters wait here until writes are visible; others return at once."""
+        return None
 
     async def close(self) -> None:
         """Release connections. The default has nothing to release."""
+        return None
 
     async def __aenter__(self: T) -> T:
         return self
@@ -643,7 +724,11 @@ class MastraVector(ABC):
 
     @abstractmethod
     async def _update_by_filter(
-        self, name: str, native_filter: Any, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self,
+        name: str,
+        native_filter: Any,
+        vector: npt.NDArray[np.float64] | None,
+        metadata: dict[str, Any] | None,
     ) -> None: ...
 
     @abstractmethod

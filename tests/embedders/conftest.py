@@ -6,7 +6,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from embedding_server import EmbeddingServer
+from .embedding_server import EmbeddingServer
 
 from mastra_memory.embedders import get_embedding_cache
 

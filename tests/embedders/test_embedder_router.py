@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from embedding_server import EmbeddingServer, server_vector
+from .embedding_server import EmbeddingServer, server_vector
 
 from mastra_memory.embedders import Embedder, EmbedderSpec, EmbedResult, parse_model_string, resolve_embedder
 from mastra_memory.embedders.google import GoogleEmbedder

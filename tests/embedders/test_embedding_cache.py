@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from embedding_server import server_vector
+from .embedding_server import server_vector
 
 from mastra_memory.embedders import (
     EmbeddingCache,

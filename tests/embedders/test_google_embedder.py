@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from embedding_server import NO_WAIT, EmbeddingServer, server_vector
+from .embedding_server import NO_WAIT, EmbeddingServer, server_vector
 
 from mastra_memory.embedders.google import GoogleEmbedder
 from mastra_memory.errors import ConfigError, EmbeddingError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from embedding_server import NO_WAIT, EmbeddingServer, server_vector
+from .embedding_server import NO_WAIT, EmbeddingServer, server_vector
 
 from mastra_memory.embedders.openai import OpenAIEmbedder
 from mastra_memory.embedders.openai_compatible import OllamaEmbedder, OpenAICompatibleEmbedder

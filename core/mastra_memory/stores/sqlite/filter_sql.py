@@ -1,15 +1,17 @@
 """Translate the filter AST into one SQLite boolean expression over a JSON ``metadata`` column.
 
-The expression is built so that it is exactly the reference evaluator's meaning:
+The expression means exactly what the reference evaluator (``filters/evaluate.py``) computes:
 
-* A path is resolved the MongoDB way: each segment looks the key up in an object, and a list met on
-  the way is crossed by looking the key up in each of its object elements (implicit array traversal).
-  A condition holds when *some* resolved value satisfies it; equality, ranges, ``$in`` and ``$regex``
-  on a list value test its elements. Negations (``$ne``, ``$nin``, ``$exists: false``, ``$not``,
-  ``$nor``) are ``NOT`` of the positive condition, so a missing field matches them.
+* A path is resolved the way the evaluator resolves it: each segment looks its key up in an object; a
+  list met before the last segment is crossed by looking the key up in each of its *object* elements;
+  a branch that ends early (a missing key, or a scalar where an object was needed) reaches *missing*,
+  which here is a location whose ``json_type`` is NULL. A condition holds when some reached value
+  satisfies it; equality, ranges, ``$in``, ``$all`` and ``$regex`` on a list also test its elements,
+  and ``None`` equals null or missing. ``$ne``, ``$nin``, ``$exists: false``, ``$not`` and ``$nor`` are
+  ``NOT`` of the positive condition, so a missing field matches them.
 * Types are checked with ``json_type``: ``true``/``false`` are never numbers, ``integer`` and ``real``
-  compare numerically (``1 == 1.0``), text compares with SQLite's BINARY collation, which orders UTF-8
-  bytes and therefore code points, like Python.
+  compare numerically (``1 == 1.0``), and text compares with SQLite's BINARY collation, which orders
+  UTF-8 bytes and therefore code points, as Python does.
 * Every fragment evaluates to 0 or 1, never NULL: type tests use ``IS`` or ``CASE``, and values are only
   compared once their type is known. So ``NOT`` of a fragment never loses rows to three-valued logic.
 * Values are always bound parameters. Paths are bound too, as ``$."segment"``; a segment made of
@@ -17,9 +19,11 @@ The expression is built so that it is exactly the reference evaluator's meaning:
   the expression indexes built for ``metadata_indexes``. A segment that a JSON path cannot express the
   same way on every SQLite version (it contains ``"``, ``\\`` or a control character) is looked up
   through ``json_each`` by comparing the decoded key.
-* JSON functions only ever see JSON text: element values are passed on only when ``json_each`` says
-  they are objects or arrays, and ``CASE`` (whose evaluation order SQLite guarantees) guards every
+* JSON functions only ever see JSON text or NULL: element values reach them only when ``json_each``
+  says they are objects or arrays, and ``CASE`` (whose evaluation order SQLite guarantees) guards every
   such use.
+* The finished expression is compiled once on a private in-memory connection. A filter nested deeper
+  than SQLite's parser or join limits raises ``UnsupportedFilterError`` there, before any I/O.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -107,6 +112,30 @@ def register_sql_functions(connection: sqlite3.Connection) -> None:
     connection.create_function(REGEXP_FUNCTION, 3, regexp, deterministic=True)
 
 
+_probe = threading.local()
+
+
+def _unparsable(fragment: SqlFragment) -> str | None:
+    """SQLite's complaint when it cannot compile ``fragment`` (None if it can), found without any I/O.
+
+    The fragment is compiled on a private in-memory connection, inside one more level of nesting than
+    the store's statements use, so whatever compiles here compiles there.
+    """
+    conn: sqlite3.Connection | None = getattr(_probe, "connection", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:")
+        register_sql_functions(conn)
+        _probe.connection = conn
+    try:
+        conn.execute(
+            f"WITH r(metadata) AS (SELECT NULL WHERE 0) SELECT 1 FROM r WHERE ({fragment.sql})",
+            fragment.params,
+        )
+    except sqlite3.OperationalError as exc:
+        return str(exc)
+    return None
+
+
 # --- locations: where a resolved JSON value lives, as SQL expressions --------------------------------
 
 
@@ -121,8 +150,11 @@ class _Loc:
     value: str
 
     def elements(self) -> str:
-        """A table-valued source over the elements of this value; use only when it is an array."""
-        return f"json_each({self.value})"
+        """A table-valued source over the elements of this value: none unless it is an array.
+
+        The test sits inside the source, so the rows' conditions are parsed one level shallower.
+        """
+        return f"json_each(CASE WHEN {self.type} = 'array' THEN {self.value} END)"
 
     def length(self) -> str:
         """``json_array_length`` of this value; use only when it is an array."""
@@ -139,7 +171,7 @@ class _PathLoc(_Loc):
         self.value = f"json_extract({doc}, {path})"
 
     def elements(self) -> str:
-        return f"json_each({self.doc}, {self.path})"
+        return f"json_each(CASE WHEN {self.type} = 'array' THEN {self.doc} END, {self.path})"
 
     def length(self) -> str:
         return f"json_array_length({self.doc}, {self.path})"
@@ -179,7 +211,7 @@ def _not(sql: str) -> str:
 
 def _guard(test: str, then: str) -> str:
     """``then`` only where ``test`` holds, else 0; CASE guarantees ``then`` is not evaluated otherwise."""
-    return f"(CASE WHEN {test} THEN {then} ELSE 0 END)"
+    return f"CASE WHEN {test} THEN {then} ELSE 0 END"
 
 
 class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
@@ -204,9 +236,21 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
     # --- node methods ----------------------------------------------------------------------------
 
     def translate(self, node: Node) -> SqlFragment:
-        """Check ``node`` against the manifest, then build its SQL expression."""
+        """Check ``node`` against the manifest, build its SQL expression, and check SQLite can parse it.
+
+        Raises:
+            UnsupportedFilterError: the filter nests deeper than SQLite's parser, expression-depth or
+                join limits allow (SQLite 3.40: about 30 nested ``$not`` or 7 nested ``$elemMatch``;
+                later versions allow more; 64 path segments); raised before any I/O.
+        """
         fragment = super().translate(node)
-        return SqlFragment(fragment.sql, dict(self._params))
+        result = SqlFragment(fragment.sql, dict(self._params))
+        problem = _unparsable(result)
+        if problem:
+            self.unsupported(
+                node, f"the filter nests too deeply for SQLite ({problem}); simplify it", path=()
+            )
+        return result
 
     def comparison(self, node: Comparison) -> SqlFragment:
         return self._fragment(self._comparison(node))
@@ -238,8 +282,7 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
                 inner = self.visit(node.condition).sql
             finally:
                 self._document, self._element = saved
-            found = f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {wanted}{inner})"
-            return _guard(f"{loc.type} = 'array'", found)
+            return f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {wanted}{inner})"
 
         return self._fragment(self._some(node.path, some_element, expand=False))
 
@@ -351,9 +394,8 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
 
         def contains(loc: _Loc) -> str:
             alias = self._alias("c")
-            member = _guard(
-                f"{loc.type} = 'array'",
-                f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {element_equals(_RowLoc(alias))})",
+            member = (
+                f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {element_equals(_RowLoc(alias))})"
             )
             if needle is None:
                 return member
@@ -398,19 +440,24 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
     def _follow(self, loc: _Loc, rest: Path, test: Pred) -> str:
         if not rest:
             return test(loc)
-        # One step down: an object is searched for the key, a list in each of its object elements (other
-        # elements are skipped), and anything else -- a scalar, null or missing -- ends the path as
-        # missing. Presenting the object as a one-element array and the rest as [{}] lets one json_each
-        # cover all three.
-        alias = self._alias("t")
-        as_array = (
-            f"(CASE {loc.type} WHEN 'array' THEN {loc.value} "
-            f"WHEN 'object' THEN '[' || {loc.value} || ']' ELSE '[{{}}]' END)"
-        )
-        element = f"(CASE WHEN {alias}.type = 'object' THEN {alias}.value END)"
-        reached = self._follow(self._member(element, rest[0]), rest[1:], test)
-        objects = f"{alias}.type = 'object'"
-        return f"EXISTS (SELECT 1 FROM json_each({as_array}) AS {alias} WHERE {objects} AND {reached})"
+        # Each step down: an object is searched for the key, a list in each of its object elements
+        # (other elements are skipped), and anything else -- a scalar, null or missing -- ends the path
+        # as missing. Presenting the object as a one-element array and anything else as [{}] lets one
+        # json_each cover the three cases. The steps are joined in one FROM clause (each json_each reads
+        # the row to its left) rather than nested, which keeps the SQL shallow for SQLite's parser.
+        sources: list[str] = []
+        objects: list[str] = []
+        for key in rest:
+            alias = self._alias("t")
+            as_array = (
+                f"CASE {loc.type} WHEN 'array' THEN {loc.value} "
+                f"WHEN 'object' THEN '[' || {loc.value} || ']' ELSE '[{{}}]' END"
+            )
+            sources.append(f"json_each({as_array}) AS {alias}")
+            objects.append(f"{alias}.type = 'object'")
+            loc = self._member(f"(CASE WHEN {alias}.type = 'object' THEN {alias}.value END)", key)
+        conditions = " AND ".join([*objects, test(loc)])
+        return f"EXISTS (SELECT 1 FROM {', '.join(sources)} WHERE {conditions})"
 
     def _member(self, doc: str, key: str) -> _Loc:
         """Member ``key`` of the JSON object text ``doc`` (NULL ``doc``: missing)."""
@@ -426,9 +473,7 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
         def some(loc: _Loc) -> str:
             alias = self._alias("e")
             inner = test(_RowLoc(alias))
-            elements = _guard(
-                f"{loc.type} = 'array'", f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {inner})"
-            )
+            elements = f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {inner})"
             return f"({test(loc)} OR {elements})"
 
         return some

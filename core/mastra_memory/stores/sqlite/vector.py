@@ -13,6 +13,9 @@ A query compares tokens inside one read transaction and reloads the snapshot whe
 write through any connection or process invalidates it. A filtered query selects the matching rows in
 SQL and scores only those rows of the snapshot. All database work runs on the connection's single worker
 thread, which serialises concurrent tasks and owns the snapshots.
+
+Manifest. ``SQLITE_CAPABILITIES`` is declared in ``filter_sql.py``, beside the translator whose operator
+support it describes (the translator needs it and this module imports the translator), and exported here.
 """
 
 from __future__ import annotations
@@ -143,6 +146,9 @@ class SQLiteVector(MastraVector):
     Args:
         url: a path (``./memory.db``), ``file:``/``sqlite:///`` URL, ``:memory:``, or :class:`SQLiteSettings`.
             The memory storage may use the same file through its own connection.
+
+    ``create_index(metadata_indexes=[...])`` builds an expression index per key made of identifier
+    characters (``thread_id``); equality and ``$in`` filters on such a top-level key can use it.
     """
 
     capabilities = SQLITE_CAPABILITIES
@@ -234,7 +240,8 @@ class SQLiteVector(MastraVector):
         metadata: Sequence[Mapping[str, Any]],
     ) -> list[tuple[str, bytes, str]]:
         """(id, float32 blob, JSON text) per record, or the typed error for what SQLite cannot hold."""
-        as_float32 = vectors.astype(_FLOAT32)
+        with np.errstate(over="ignore"):  # an overflow becomes inf, which is reported just below
+            as_float32 = vectors.astype(_FLOAT32)
         bad = np.argwhere(~np.isfinite(as_float32))
         if bad.size:
             i, j = (int(x) for x in bad[0])
@@ -389,7 +396,9 @@ class SQLiteVector(MastraVector):
         assignments = []
         values = dict(params)
         if vector is not None:
-            if not np.isfinite(vector.astype(_FLOAT32)).all():
+            with np.errstate(over="ignore"):
+                fits = bool(np.isfinite(vector.astype(_FLOAT32)).all())
+            if not fits:
                 raise self._error(
                     ValidationError,
                     op,
