@@ -1,4 +1,5 @@
-"""Developer and CI sessions. ``nox`` with no arguments runs lint, typecheck and tests (the CI gate).
+"""Developer and CI sessions. ``nox`` with no arguments runs lint, typecheck, tests and conformance (the CI
+gate).
 
 Every session builds its environment with ``uv sync --locked`` from ``uv.lock``, so CI installs exactly
 what was tested here. Hypothesis runs the ``ci`` profile when ``CI`` is set (see tests/conftest.py).
@@ -7,11 +8,12 @@ what was tested here. Hypothesis runs the ``ci`` profile when ``CI`` is set (see
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -70,3 +72,82 @@ def bench(session: nox.Session) -> None:
         *session.posargs,
         env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")},
     )
+
+
+# --- conformance ------------------------------------------------------------------------------------
+
+CONFORMANCE_REPORTS = "reports/conformance"
+CONFORMANCE_MATRIX = "docs/conformance-matrix.md"
+
+
+def _adapters() -> list[str]:
+    """The adapters of this repository: the embedded ``sqlite`` store and each ``adapters/<name>``."""
+    root = Path(__file__).parent / "adapters"
+    found = (
+        sorted(p.name for p in root.iterdir() if (p / "pyproject.toml").is_file()) if root.is_dir() else []
+    )
+    return ["sqlite", *found]
+
+
+def _run_kit(session: nox.Session, targets: str, report: str, *extra: str) -> None:
+    # `-c conformance/pyproject.toml`: the kit runs as an adapter project would run it, without this
+    # repository's own pytest options (its socket plugin settings would also refuse the Docker socket).
+    session.run(
+        "pytest",
+        "-c",
+        "conformance/pyproject.toml",
+        "--rootdir",
+        ".",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "asyncio_default_fixture_loop_scope=function",
+        "-ra",
+        "--pyargs",
+        "mastra_memory_conformance",
+        "--target",
+        targets,
+        "--conformance-report",
+        report,
+        *extra,
+        *session.posargs,
+    )
+
+
+def _targets_of(session: nox.Session, adapter: str) -> str:
+    code = (
+        "import sys; from mastra_memory_conformance.targets import available_targets; "
+        "print(','.join(available_targets(sys.argv[1])))"
+    )
+    output = session.run("python", "-c", code, adapter, silent=True)
+    return str(output or "").strip()
+
+
+@nox.session
+@nox.parametrize("adapter", _adapters())
+def conformance(session: nox.Session, adapter: str) -> None:
+    """The conformance kit on every target of one adapter registered on this machine (every adapter
+    when run as ``nox -s conformance``). Unavailable targets skip with their reason. Writes
+    reports/conformance/<adapter>/ and rebuilds docs/conformance-matrix.md from every report there."""
+    _sync(session, "test")
+    targets = _targets_of(session, adapter)
+    if not targets:
+        session.skip(f"no conformance target is registered for {adapter}; is its adapter installed?")
+    try:
+        _run_kit(session, targets, f"{CONFORMANCE_REPORTS}/{adapter}")
+    finally:
+        session.run(
+            "python",
+            "-m",
+            "mastra_memory_conformance.report",
+            CONFORMANCE_REPORTS,
+            "--output",
+            CONFORMANCE_MATRIX,
+        )
+
+
+@nox.session(name="conformance-deep", default=False)
+def conformance_deep(session: nox.Session) -> None:
+    """Every registered target with the ``deep`` hypothesis profile (2,000 examples per property)."""
+    _sync(session, "test")
+    _run_kit(session, "all", f"{CONFORMANCE_REPORTS}-deep", "--conformance-profile", "deep")

@@ -48,7 +48,7 @@ def exact_scores(
     if metric == "dotproduct":
         return np.asarray(m @ q, dtype=np.float64)
     if metric == "euclidean":
-        return 1.0 / (1.0 + np.linalg.norm(m - q, axis=1))
+        return np.asarray(1.0 / (1.0 + np.linalg.norm(m - q, axis=1)), dtype=np.float64)
     norms = np.linalg.norm(m, axis=1) * np.linalg.norm(q)
     dots = m @ q
     with np.errstate(divide="ignore", invalid="ignore"):

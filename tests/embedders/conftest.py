@@ -6,9 +6,10 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from .embedding_server import EmbeddingServer
 
 from mastra_memory.embedders import get_embedding_cache
+
+from .embedding_server import EmbeddingServer
 
 KEY_VARS = ("OPENAI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY")
 

@@ -6,7 +6,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from .embedding_server import EmbeddingServer, server_vector
 
 from mastra_memory.embedders import Embedder, EmbedderSpec, EmbedResult, parse_model_string, resolve_embedder
 from mastra_memory.embedders.google import GoogleEmbedder
@@ -18,6 +17,8 @@ from mastra_memory.embedders.wordllama_local import WordLlamaEmbedder
 from mastra_memory.errors import ConfigError, PluginError
 from mastra_memory.hookspecs import hookimpl
 from mastra_memory.plugins import embedder_providers, get_plugin_manager
+
+from .embedding_server import EmbeddingServer, server_vector
 
 BUILTIN = {"openai", "google", "openrouter", "ollama", "local", "sentence-transformers", "fastembed", "hash"}
 

@@ -8,7 +8,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from .embedding_server import server_vector
 
 from mastra_memory.embedders import (
     EmbeddingCache,
@@ -19,6 +18,8 @@ from mastra_memory.embedders import (
 from mastra_memory.embedders.base import cache_namespace
 from mastra_memory.embedders.hash import HashEmbedder
 from mastra_memory.errors import ConfigError, EmbeddingError
+
+from .embedding_server import server_vector
 
 
 class RecordingProvider:

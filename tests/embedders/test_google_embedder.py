@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from .embedding_server import NO_WAIT, EmbeddingServer, server_vector
 
 from mastra_memory.embedders.google import GoogleEmbedder
 from mastra_memory.errors import ConfigError, EmbeddingError
+
+from .embedding_server import NO_WAIT, EmbeddingServer, server_vector
 
 KEY = "AIza-test-key-0123456789"
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 
 import pytest
-from .embedding_server import NO_WAIT, EmbeddingServer, server_vector
 
 from mastra_memory.embedders.openai import OpenAIEmbedder
 from mastra_memory.embedders.openai_compatible import OllamaEmbedder, OpenAICompatibleEmbedder
 from mastra_memory.embedders.openrouter import OpenRouterEmbedder
 from mastra_memory.errors import ConfigError, EmbeddingError
+
+from .embedding_server import NO_WAIT, EmbeddingServer, server_vector
 
 KEY = "sk-test-0123456789abcdef"
 

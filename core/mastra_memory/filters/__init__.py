@@ -21,14 +21,13 @@ from .ast import (
     operators_used,
     walk,
 )
-from .evaluate import MISSING, evaluate, matches
+from .evaluate import evaluate, matches
 from .parse import parse, validate_filter
 from .regex import REGEX_OPTIONS, compile_regex, regex_problems
 from .visitor import FilterTranslator
 
 __all__ = [
     "ALL_OPERATORS",
-    "MISSING",
     "REGEX_OPTIONS",
     "And",
     "Comparison",

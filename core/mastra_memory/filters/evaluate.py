@@ -11,6 +11,9 @@ It is the oracle every adapter is compared with, so it follows MongoDB's matcher
   operators that look at the list (``$size``, ``$elemMatch``, ``$exists``, ``$contains``).
 * A leaf condition holds when some yielded value satisfies it. ``$ne`` and ``$nin`` are the negations of
   ``$eq`` and ``$in`` over the whole path, which is why they match missing fields.
+* ``$elemMatch`` over documents (``{"k": 1}``) tries only object elements — a nested list counts as an
+  object without such fields, scalars are skipped; an operator document (``{"$gt": 1}``) tests each element
+  as one value, without expanding a nested list.
 * Values compare only within a type family: numbers (``int`` and ``float``, never ``bool``), strings (by code
   point), booleans, null. ``datetime`` values compare as their canonical timestamp strings.
 

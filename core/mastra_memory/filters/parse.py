@@ -213,20 +213,19 @@ class _Parser:
         return []
 
     def regex(self, path: Path, pattern: Any, options: Any, loc: Location) -> list[Node]:
-        found = len(self.problems)
-        if not isinstance(pattern, str):
-            self.problem(f"$regex requires a string: {_where(loc)}")
+        problems: list[str] = []
+        if isinstance(pattern, str):
+            problems.extend(regex_problems(pattern))
         else:
-            for message in regex_problems(pattern):
-                self.problem(message)
-        if not isinstance(options, str):
-            self.problem(f"$options requires a string: {_where(loc)}")
+            problems.append(f"$regex requires a string: {_where(loc)}")
+        if isinstance(options, str):
+            problems.extend(option_problems(options))
         else:
-            for message in option_problems(options):
-                self.problem(message)
-        if len(self.problems) > found or not isinstance(pattern, str) or not isinstance(options, str):
+            problems.append(f"$options requires a string: {_where(loc)}")
+        self.problems.extend(problems)
+        if problems or not isinstance(pattern, str) or not isinstance(options, str):
             return []
-        return [Regex(path, pattern, normalise_options(options))]
+        return [Regex(path, str(pattern), normalise_options(options))]
 
     def elem_match(self, path: Path, operand: Any, loc: Location) -> list[Node]:
         if not isinstance(operand, Mapping) or not operand:
@@ -273,8 +272,10 @@ class _Parser:
 
     def scalar(self, op: str, value: Any, loc: Location) -> Scalar | _Invalid:
         """The normalised scalar, or ``_INVALID`` after recording the problem."""
-        if value is None or isinstance(value, (bool, str)):
+        if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, str):
+            return value if type(value) is str else str.__str__(value)  # StrEnum members: their plain text
         if isinstance(value, int):
             return int(value)
         if isinstance(value, float):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..errors import FilterError
+
 #: The letters ``$options`` may contain, in canonical order.
 REGEX_OPTIONS = "ims"
 
@@ -124,7 +126,14 @@ def normalise_options(options: str) -> str:
 
 @lru_cache(maxsize=1024)
 def compile_regex(pattern: str, options: str = "") -> re.Pattern[str]:
-    """The compiled pattern for a validated ``$regex``/``$options`` pair (cached)."""
+    """The compiled pattern for a validated ``$regex``/``$options`` pair (cached).
+
+    Raises:
+        FilterError: for an option letter outside ``ims`` (a hand-built ``Regex`` node can carry one).
+    """
+    problems = option_problems(options)
+    if problems:
+        raise FilterError(problems)
     flags = 0
     for letter in options:
         flags |= _FLAGS[letter]

@@ -1,0 +1,273 @@
+"""Differential filters (SPEC §2.7.5, §8.4): the adapter's hits must equal the reference evaluator's.
+
+``DifferentialFilterSuite`` lets hypothesis build batches of filters from the operators the manifest
+declares (see :mod:`._generators`) and compares every filter — and its root ``$not`` negation, when
+``$not`` is declared, so a translation that leaks SQL NULL or drops records from both sides is caught —
+with :func:`~mastra_memory_conformance.suite.expect`, twice over:
+
+* random record sets of hostile metadata (quotes, backslashes, SQL, ``$`` in names, unicode, JSON
+  fragments, a 200-character key), written fresh for each example;
+* the products of D9, with filters in their own words (SPEC §8.4's seeded generator).
+
+``top_k`` covers every record, so each query returns the whole matching set; on targets with a
+metadata-only query every other comparison of the random records uses it. Filters that cross a list in
+the middle of a path are compared only on targets declaring ``implicit_array_traversal``.
+
+Counts: a batch holds 6–10 filters, so with ``$not`` declared an example makes 12–20 comparisons and
+the ``ci`` profile (100 examples) at least 1,200 per target and test (about 1,500 on SQLite). Each test
+records its total in ``user_properties`` as ``differential_comparisons`` (and hypothesis statistics show
+the per-example count). A fixed sweep of every hostile key and value adds about 1,500 more.
+
+The last test proves the comparison would catch a store that ignores filters, drops a conjunct or
+treats ``$not`` as the identity (SPEC §2.7.3, §7 first trap).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Final
+
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from mastra_memory.capabilities import AdapterCapabilities
+from mastra_memory.filters import evaluate
+from mastra_memory.vector import MastraVector
+
+from ..datasets import make_vector, query_vector
+from ..oracle import assert_same_ids
+from ..plugin import set_item
+from . import Item, check_filter, expect, load, product_items, query_limit
+from ._generators import KEYS, PRODUCTS, STRINGS, Features, filters, metadata
+
+__all__ = ["DifferentialFilterSuite"]
+
+#: Records per example (every query's ``top_k`` covers them all).
+MAX_RECORDS: Final = 8
+MIN_FILTERS: Final = 6
+MAX_FILTERS: Final = 10
+_COUNT: Final = "differential_comparisons"
+_ids = itertools.count()
+
+
+def _record_count(request: pytest.FixtureRequest, added: int) -> int:
+    """Add ``added`` to the test's ``differential_comparisons`` user property; return the total."""
+    props = request.node.user_properties
+    total = added + sum(v for k, v in props if k == _COUNT and isinstance(v, int))
+    props[:] = [(k, v) for k, v in props if k != _COUNT]
+    props.append((_COUNT, total))
+    return total
+
+
+def _comparable(
+    capabilities: AdapterCapabilities, flt: dict[str, Any], records: dict[str, dict[str, Any]]
+) -> bool:
+    """Filters a target must answer exactly: all of them, except mid-path list crossings without
+    ``implicit_array_traversal`` (a feature the target does not declare)."""
+    if capabilities.implicit_array_traversal:
+        return True
+    expectation = expect(capabilities, flt, records)
+    return not expectation.traversal
+
+
+@pytest.mark.asyncio
+class DifferentialFilterSuite:
+    """Random filters over random records, compared with the reference evaluator."""
+
+    @given(data=st.data())
+    async def test_random_filters_match_the_reference_evaluator(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        index_name: str,
+        conformance_dimension: int,
+        data: st.DataObject,
+    ) -> None:
+        set_item(request, "random filters")
+        features = Features.of(capabilities)
+        if not features.operators:
+            raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
+        limit = query_limit(capabilities, MAX_RECORDS)
+        metadatas = data.draw(st.lists(metadata(features), max_size=limit), label="records")
+        flts = data.draw(
+            st.lists(filters(features), min_size=MIN_FILTERS, max_size=MAX_FILTERS), label="filters"
+        )
+        # Fresh ids per example: a stale record from an earlier example would show up as an extra id.
+        batch = next(_ids)
+        items = [
+            Item(f"e{batch}-{i}", make_vector(i + 1, conformance_dimension), meta)
+            for i, meta in enumerate(metadatas)
+        ]
+        if index_name in await vector_store.list_indexes():
+            await vector_store.delete_index(index_name)
+        records = await load(vector_store, capabilities, index_name, items, conformance_dimension)
+        query = query_vector(conformance_dimension)
+        compared = 0
+        for position, flt in enumerate(flts):
+            variants = [flt, {"$not": flt}] if features.has("$not") else [flt]
+            for variant in variants:
+                if not _comparable(capabilities, variant, records):
+                    continue
+                metadata_only = capabilities.metadata_only_query and (position + compared) % 2 == 1
+                await check_filter(
+                    vector_store,
+                    capabilities,
+                    None,
+                    index_name,
+                    variant,
+                    records,
+                    query=None if metadata_only else query,
+                    top_k=limit,
+                )
+                compared += 1
+        event("comparisons per example", compared)
+        _record_count(request, compared)
+        # Nothing in a field name or value ran as a statement: the index and every record are intact.
+        assert (await vector_store.describe_index(index_name)).count == len(items)
+        assert vector_store.to_native_index_name(index_name) in await vector_store.list_indexes()
+
+    @given(data=st.data())
+    async def test_random_filters_over_d9(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        index_name: str,
+        conformance_dimension: int,
+        data: st.DataObject,
+    ) -> None:
+        """§8.4: random filters in the products' own words (keys, values, patterns) over D9."""
+        set_item(request, "random filters over D9")
+        features = Features.of(capabilities)
+        if not features.operators:
+            raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
+        items = product_items("D9", conformance_dimension)
+        records = {item.id: item.metadata for item in items}
+        if vector_store.to_native_index_name(index_name) not in await vector_store.list_indexes():
+            await load(vector_store, capabilities, index_name, items, conformance_dimension)
+        flts = data.draw(
+            st.lists(filters(features, PRODUCTS), min_size=MIN_FILTERS, max_size=MAX_FILTERS), label="filters"
+        )
+        query = query_vector(conformance_dimension)
+        top_k = query_limit(capabilities, len(items))
+        compared = 0
+        for flt in flts:
+            variants = [flt, {"$not": flt}] if features.has("$not") else [flt]
+            for variant in variants:
+                if _comparable(capabilities, variant, records):
+                    await check_filter(
+                        vector_store,
+                        capabilities,
+                        None,
+                        index_name,
+                        variant,
+                        records,
+                        query=query,
+                        top_k=top_k,
+                    )
+                    compared += 1
+        event("comparisons per example", compared)
+        _record_count(request, compared)
+        assert (await vector_store.describe_index(index_name)).count == len(items)
+
+    async def test_hostile_names_and_values_are_data(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        index_name: str,
+        conformance_dimension: int,
+    ) -> None:
+        """Every hostile key with hostile values, written and filtered on: equality, ranges, regex,
+        ``$exists`` — each compared with the reference evaluator (SPEC §2.1: names are bound, never spliced).
+        """
+        set_item(request, "hostile names and values")
+        features = Features.of(capabilities)
+        limit = query_limit(capabilities, 12)
+        # Every key in every record but the last (which has none), each with a different value.
+        items = [
+            Item(
+                f"h{i}",
+                make_vector(i + 1, conformance_dimension),
+                {key: STRINGS[(7 * i + k) % len(STRINGS)] for k, key in enumerate(KEYS)}
+                if i < limit - 1
+                else {},
+            )
+            for i in range(limit)
+        ]
+        records = await load(vector_store, capabilities, index_name, items, conformance_dimension)
+        query = query_vector(conformance_dimension)
+        flts: list[dict[str, Any]] = []
+        for key in KEYS:
+            for value in STRINGS:
+                if features.has("$eq"):
+                    flts.append({key: value})
+                if features.has("$ne"):
+                    flts.append({key: {"$ne": value}})
+                if features.has("$gte") and features.string_ranges:
+                    flts.append({key: {"$gte": value}})
+            if features.has("$regex"):
+                flts.append({key: {"$regex": "'; DROP"}})
+            if features.has("$exists"):
+                flts.append({key: {"$exists": True}})
+        compared = 0
+        for flt in flts:
+            await check_filter(
+                vector_store, capabilities, None, index_name, flt, records, query=query, top_k=limit
+            )
+            compared += 1
+        _record_count(request, compared)
+        assert compared == len(flts) > 0
+        assert (await vector_store.describe_index(index_name)).count == len(items)
+        assert vector_store.to_native_index_name(index_name) in await vector_store.list_indexes()
+
+    async def test_the_comparison_catches_ignored_filters(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        index_name: str,
+        conformance_dimension: int,
+    ) -> None:
+        """§7 first trap: results of a store that ignores the filter, drops a conjunct, or treats ``$not``
+        as the identity are rejected by the comparison every filter test uses."""
+        set_item(request, "silent drops are caught")
+        records = await load(
+            vector_store,
+            capabilities,
+            index_name,
+            product_items("D9", conformance_dimension),
+            conformance_dimension,
+        )
+        query = query_vector(conformance_dimension)
+        top_k = query_limit(capabilities, 10)
+
+        async def ids_of(flt: dict[str, Any] | None) -> list[str]:
+            return [h.id for h in await vector_store.query(index_name, query, top_k=top_k, filter=flt)]
+
+        def oracle(flt: dict[str, Any]) -> set[str]:
+            return {rid for rid, meta in records.items() if evaluate(flt, meta)}
+
+        home = {"category": "home"}
+        both = {"category": "home", "price": {"$lt": 100}}
+        negated = {"$not": {"category": "home"}}
+        silent_drops: list[tuple[dict[str, Any], dict[str, Any] | None, str]] = [
+            (home, None, "a store that ignores the filter"),
+            (both, home, "a store that drops a conjunct"),
+            (negated, home, "a store that treats $not as the identity"),
+        ]
+        for flt, what_it_runs, what in silent_drops:
+            returned = await ids_of(what_it_runs)
+            expected = oracle(flt)
+            with pytest.raises(AssertionError) as caught:
+                assert_same_ids(returned, expected, filter=flt, target=capabilities.name)
+            message = str(caught.value)
+            for shown in (repr(flt), str(sorted(expected)), str(sorted(returned))):
+                assert shown in message, f"{what}: the failure must show {shown}: {message}"
+        # And the adapter itself, on the filters it declares, is not such a store.
+        for flt, _, _ in silent_drops:
+            await check_filter(
+                vector_store, capabilities, None, index_name, flt, records, query=query, top_k=top_k
+            )

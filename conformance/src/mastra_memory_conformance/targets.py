@@ -1,0 +1,212 @@
+"""Conformance targets: how the kit obtains a live backend for an adapter.
+
+A target is an adapter name, a *kind* and a *provisioner*. The provisioner is a context manager factory:
+it receives an empty temporary directory, starts (or connects to) the backend, yields the
+:class:`TargetSettings` the fixtures pass to ``create_vector``/``create_storage``, and tears the backend
+down on exit. A provisioner that cannot start its backend raises :class:`TargetUnavailable` with a reason;
+the kit then skips every test of that target and prints the reason. It never passes them.
+
+Kinds, most real first: ``url`` (an existing service named by an environment variable), ``docker``
+(started with testcontainers when a Docker engine is reachable), ``native`` (a real server started from
+locally installed software), ``embedded`` (the real engine in-process) and ``emulated`` (a local stand-in,
+labelled as such in every report).
+
+Plugins register targets through the ``register_conformance_targets`` hook. This module imports neither
+pytest nor any backend client, so a plugin can import it from its hook cheaply.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, get_args
+
+from mastra_memory.plugins import conformance_targets
+
+__all__ = [
+    "DEFAULT_DIMENSION",
+    "TARGET_KINDS",
+    "URL_ENV_VARS",
+    "ConformanceTarget",
+    "Provisioner",
+    "TargetKind",
+    "TargetSettings",
+    "TargetUnavailable",
+    "available_targets",
+    "registered_targets",
+    "sqlite_target",
+    "url_target",
+]
+
+TargetKind = Literal["url", "docker", "native", "embedded", "emulated"]
+TARGET_KINDS: Final[tuple[TargetKind, ...]] = get_args(TargetKind)
+
+#: Vector dimension the suite uses unless a target's ``options["dimension"]`` says otherwise (SPEC §8.1).
+DEFAULT_DIMENSION: Final = 8
+
+#: The documented environment variables of the ``url`` targets of the adapters in this repository.
+URL_ENV_VARS: Final[Mapping[str, str]] = {
+    "qdrant": "MASTRA_MEMORY_TEST_QDRANT_URL",
+    "pgvector": "MASTRA_MEMORY_TEST_PG_DSN",
+    "opensearch": "MASTRA_MEMORY_TEST_OPENSEARCH_URL",
+    "mongodb": "MASTRA_MEMORY_TEST_MONGODB_URI",
+}
+
+
+class TargetUnavailable(Exception):
+    """Raised by a provisioner whose backend cannot be started or reached; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TargetSettings:
+    """What a provisioned target yields.
+
+    ``vector`` are the keyword arguments of ``create_vector(adapter, **vector)``; ``storage`` those of
+    ``create_storage(adapter, **storage)`` (``None`` when the target has no storage); ``options`` are hints
+    for the suite, such as ``{"dimension": 4}``.
+    """
+
+    vector: dict[str, Any] = field(default_factory=dict)
+    storage: dict[str, Any] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dimension(self) -> int:
+        """The vector dimension the suite uses on this target (``options["dimension"]``, default 8)."""
+        value = self.options.get("dimension", DEFAULT_DIMENSION)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"target option 'dimension' must be a positive integer, got {value!r}")
+        return value
+
+
+Provisioner = Callable[[Path], AbstractContextManager[TargetSettings]]
+
+
+@dataclass(frozen=True)
+class ConformanceTarget:
+    """One way to obtain a live backend for ``adapter``.
+
+    ``name`` is ``<adapter>-<kind>`` (``pgvector-docker``) or the bare adapter name for the adapter's
+    default target (``sqlite``). ``adapter`` is the name the vector store (and the storage, if
+    ``has_storage``) is registered under.
+    """
+
+    name: str
+    adapter: str
+    kind: TargetKind
+    provision: Provisioner
+    description: str = ""
+    has_vector: bool = True
+    has_storage: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in TARGET_KINDS:
+            raise ValueError(
+                f"target {self.name!r}: kind {self.kind!r} is not one of {', '.join(TARGET_KINDS)}"
+            )
+        if not self.name or any(c.isspace() or c == "," for c in self.name):
+            raise ValueError(f"target name {self.name!r} must be non-empty without spaces or commas")
+        if not (self.has_vector or self.has_storage):
+            raise ValueError(f"target {self.name!r} provides neither a vector store nor a storage")
+
+    @property
+    def label(self) -> str:
+        """``adapter (kind)``, the column heading of the report."""
+        return f"{self.adapter} ({self.kind})"
+
+
+def registered_targets() -> dict[str, ConformanceTarget]:
+    """Every target registered through ``register_conformance_targets``, by name.
+
+    Raises TypeError for a registration that is not a :class:`ConformanceTarget` and ValueError when two
+    registrations share a name.
+    """
+    found: dict[str, ConformanceTarget] = {}
+    for target in conformance_targets():
+        if not isinstance(target, ConformanceTarget):
+            raise TypeError(
+                f"a plugin registered {target!r} as a conformance target; register a "
+                f"mastra_memory_conformance.targets.ConformanceTarget"
+            )
+        if target.name in found:
+            raise ValueError(f"two conformance targets are named {target.name!r}; rename one of them")
+        found[target.name] = target
+    return found
+
+
+def available_targets(adapter: str | None = None) -> list[str]:
+    """The names of the registered targets (of one adapter, if given), in registration order.
+
+    "Registered" is not "reachable": a target whose backend is missing is skipped with its reason when
+    the suite runs.
+    """
+    return [name for name, t in registered_targets().items() if adapter is None or t.adapter == adapter]
+
+
+# --- generic builders -----------------------------------------------------------------------------
+
+
+def url_target(
+    adapter: str,
+    env_var: str,
+    *,
+    name: str | None = None,
+    setting: str = "url",
+    vector_settings: Mapping[str, Any] | None = None,
+    storage_setting: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    description: str = "",
+) -> ConformanceTarget:
+    """A ``url`` target: an existing service whose address is in the environment variable ``env_var``.
+
+    The vector store receives ``{setting: <value>, **vector_settings}``. With ``storage_setting`` the
+    adapter's storage is tested too and receives ``{storage_setting: <value>}``. When ``env_var`` is
+    unset or empty the target is unavailable and its tests are skipped with that reason.
+    """
+
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        value = os.environ.get(env_var, "").strip()
+        if not value:
+            raise TargetUnavailable(f"{env_var} is not set; set it to the address of a running {adapter}")
+        yield TargetSettings(
+            vector={setting: value, **(vector_settings or {})},
+            storage={storage_setting: value} if storage_setting else None,
+            options=dict(options or {}),
+        )
+
+    return ConformanceTarget(
+        name=name or f"{adapter}-url",
+        adapter=adapter,
+        kind="url",
+        provision=provision,
+        description=description or f"an existing {adapter} service named by {env_var}",
+        has_storage=storage_setting is not None,
+    )
+
+
+def sqlite_target() -> ConformanceTarget:
+    """The ``sqlite`` target: the embedded store on a fresh temporary file (vectors and storage share it)."""
+
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        url = str(tmp / "conformance.db")
+        yield TargetSettings(
+            vector={"url": url}, storage={"url": url}, options={"dimension": DEFAULT_DIMENSION}
+        )
+
+    return ConformanceTarget(
+        name="sqlite",
+        adapter="sqlite",
+        kind="embedded",
+        provision=provision,
+        description="the embedded SQLite store on a temporary file",
+        has_storage=True,
+    )

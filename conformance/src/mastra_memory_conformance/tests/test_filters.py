@@ -1,0 +1,7 @@
+"""Runner of the filter-operator domain (SPEC §8.2 fixed cases)."""
+
+from mastra_memory_conformance.suite.filters import FilterOperatorsSuite
+
+
+class TestFilterOperators(FilterOperatorsSuite):
+    pass
