@@ -26,8 +26,22 @@ ComparisonOp = Literal[
 #: Operators that appear as keys of an operator document (field level).
 FIELD_OPERATORS: frozenset[str] = frozenset(
     {
-        "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists",
-        "$contains", "$regex", "$options", "$elemMatch", "$not",
+        "$eq",
+        "$ne",
+        "$gt",
+        "$gte",
+        "$lt",
+        "$lte",
+        "$in",
+        "$nin",
+        "$all",
+        "$size",
+        "$exists",
+        "$contains",
+        "$regex",
+        "$options",
+        "$elemMatch",
+        "$not",
     }
 )
 #: Logical operators that combine documents.

@@ -45,10 +45,12 @@ __all__ = ["DifferentialFilterSuite"]
 
 #: Records per example (every query's ``top_k`` covers them all).
 MAX_RECORDS: Final = 8
+MIN_RECORDS: Final = 3
 MIN_FILTERS: Final = 6
 MAX_FILTERS: Final = 10
 _COUNT: Final = "differential_comparisons"
 _ids = itertools.count()
+_WRITTEN = pytest.StashKey[list[str]]()
 
 
 def _record_count(request: pytest.FixtureRequest, added: int) -> int:
@@ -90,7 +92,9 @@ class DifferentialFilterSuite:
         if not features.operators:
             raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
         limit = query_limit(capabilities, MAX_RECORDS)
-        metadatas = data.draw(st.lists(metadata(features), max_size=limit), label="records")
+        metadatas = data.draw(
+            st.lists(metadata(features), min_size=min(MIN_RECORDS, limit), max_size=limit), label="records"
+        )
         flts = data.draw(
             st.lists(filters(features), min_size=MIN_FILTERS, max_size=MAX_FILTERS), label="filters"
         )
@@ -100,8 +104,12 @@ class DifferentialFilterSuite:
             Item(f"e{batch}-{i}", make_vector(i + 1, conformance_dimension), meta)
             for i, meta in enumerate(metadatas)
         ]
-        if index_name in await vector_store.list_indexes():
-            await vector_store.delete_index(index_name)
+        # One index for every example (creating indexes is slow on some services): the previous example's
+        # records are deleted, and must not come back.
+        previous = request.node.stash.get(_WRITTEN, [])
+        if previous:
+            await vector_store.delete_vectors(index_name, ids=previous)
+        request.node.stash[_WRITTEN] = [item.id for item in items]
         records = await load(vector_store, capabilities, index_name, items, conformance_dimension)
         query = query_vector(conformance_dimension)
         compared = 0
@@ -145,8 +153,9 @@ class DifferentialFilterSuite:
             raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
         items = product_items("D9", conformance_dimension)
         records = {item.id: item.metadata for item in items}
-        if vector_store.to_native_index_name(index_name) not in await vector_store.list_indexes():
+        if not request.node.stash.get(_WRITTEN, []):
             await load(vector_store, capabilities, index_name, items, conformance_dimension)
+            request.node.stash[_WRITTEN] = [item.id for item in items]
         flts = data.draw(
             st.lists(filters(features, PRODUCTS), min_size=MIN_FILTERS, max_size=MAX_FILTERS), label="filters"
         )
