@@ -21,6 +21,7 @@ the next, so tests use their own index names, thread ids and resource ids.
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -124,12 +125,23 @@ def target_settings(conformance_target: ConformanceTarget, pytestconfig: pytest.
 
 def _close(store: MastraVector) -> None:
     # A private loop: asyncio.run() would reset the thread's current loop, which an adapter project's
-    # own session-scoped loop may rely on.
-    loop = asyncio.new_event_loop()
+    # own session-scoped loop may rely on. When a loop is already running in this thread (the fixture
+    # was requested lazily from inside an async test), the private loop runs in a helper thread.
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(store.close())
+        finally:
+            loop.close()
+
     try:
-        loop.run_until_complete(store.close())
-    finally:
-        loop.close()
+        asyncio.get_running_loop()
+    except RuntimeError:
+        run()
+        return
+    worker = threading.Thread(target=run, name="mastra-memory-conformance-close")
+    worker.start()
+    worker.join()
 
 
 @pytest.fixture(scope="session")
@@ -173,7 +185,8 @@ async def index_name(vector_store: MastraVector) -> AsyncIterator[str]:
     """A unique portable index name; the index is deleted after the test if the test created it."""
     name = f"conf_{uuid.uuid4().hex[:8]}"
     yield name
-    if name in await vector_store.list_indexes():
+    # list_indexes shows native names (Pinecone and S3 Vectors turn `_` into `-`).
+    if vector_store.to_native_index_name(name) in await vector_store.list_indexes():
         await vector_store.delete_index(name)
 
 

@@ -481,7 +481,7 @@ async def check_filter(
             outcome.unsupported("implicit_array_traversal", f"{flt!r}: {exc}")
         return "unsupported"
     returned = [hit.id for hit in hits]
-    _check_hits(hits, records)
+    _check_hits(hits, records, flt)
     cited = cited_cases(capabilities).get(label) if label else None
     if cited is not None and set(returned) != expectation.ids:
         if outcome is not None:
@@ -507,8 +507,8 @@ async def check_filter(
     return "match"
 
 
-def _check_hits(hits: Sequence[QueryResult], records: Mapping[str, Mapping[str, Any]]) -> None:
+def _check_hits(hits: Sequence[QueryResult], records: Mapping[str, Mapping[str, Any]], flt: Any) -> None:
     ids = [hit.id for hit in hits]
-    assert len(ids) == len(set(ids)), f"a query returned duplicate ids: {ids}"
+    assert len(ids) == len(set(ids)), f"filter {flt!r}: a query returned duplicate ids: {ids}"
     unknown = sorted(set(ids) - set(records))
-    assert not unknown, f"a query returned ids that were never written: {unknown}"
+    assert not unknown, f"filter {flt!r}: a query returned ids that are not in the index: {unknown}"
