@@ -28,10 +28,10 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from . import __version__, hookspecs
+from .embedders.base import EmbedderFactory
 from .errors import ConfigError, MastraMemoryError, PluginError
 
 if TYPE_CHECKING:
-    from .embedders.base import Embedder
     from .storage import MemoryStorage
     from .vector import MastraVector
 
@@ -41,8 +41,6 @@ T = TypeVar("T")
 VectorFactory: TypeAlias = Callable[[Any], "MastraVector"]
 #: ``factory(settings) -> MemoryStorage``; ``settings`` is an instance of the registered settings model.
 StorageFactory: TypeAlias = Callable[[Any], "MemoryStorage"]
-#: ``factory(model, options) -> Embedder``; ``model`` is everything after the first ``/``.
-EmbedderFactory: TypeAlias = Callable[[str, Mapping[str, Any]], "Embedder"]
 
 RegisterVectorStore: TypeAlias = Callable[[str, VectorFactory, type[BaseModel]], None]
 RegisterStorage: TypeAlias = Callable[[str, StorageFactory, type[BaseModel]], None]
