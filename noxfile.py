@@ -13,7 +13,7 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "conformance"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -129,7 +129,7 @@ def conformance(session: nox.Session, adapter: str) -> None:
     """The conformance kit on every target of one adapter registered on this machine (every adapter
     when run as ``nox -s conformance``). Unavailable targets skip with their reason. Writes
     reports/conformance/<adapter>/ and rebuilds docs/conformance-matrix.md from every report there."""
-    _sync(session, "test")
+    _sync(session, "test", extras=() if adapter == "sqlite" else (adapter,))
     targets = _targets_of(session, adapter)
     if not targets:
         session.skip(f"no conformance target is registered for {adapter}; is its adapter installed?")
@@ -144,6 +144,19 @@ def conformance(session: nox.Session, adapter: str) -> None:
             "--output",
             CONFORMANCE_MATRIX,
         )
+
+
+@nox.session
+@nox.parametrize("adapter", _adapters()[1:])
+def adapters(session: nox.Session, adapter: str) -> None:
+    """One adapter's own checks, in its folder: mypy --strict and its unit tests (translator, store).
+
+    Its kit run (``tests/test_conformance.py``) is left to the ``conformance`` session, which also
+    writes the report."""
+    _sync(session, "test", "typecheck", extras=(adapter,))
+    session.chdir(f"adapters/{adapter}")
+    session.run("mypy")
+    session.run("pytest", "--ignore=tests/test_conformance.py", *session.posargs)
 
 
 @nox.session(name="conformance-deep", default=False)

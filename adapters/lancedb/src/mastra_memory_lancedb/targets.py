@@ -1,0 +1,57 @@
+"""How the conformance kit obtains a live LanceDB: ``pytest --pyargs mastra_memory_conformance --target
+lancedb`` (or ``lancedb-url``).
+
+* ``lancedb`` (kind ``embedded``): the real Lance engine in-process, on a fresh temporary directory.
+* ``lancedb-url`` (kind ``url``): an existing database named by ``MASTRA_MEMORY_TEST_LANCEDB_URI`` — an
+  object-store URI (``s3://bucket/prefix``) or LanceDB Cloud (``db://name``; set
+  ``MASTRA_MEMORY_LANCEDB_API_KEY`` and, if needed, ``MASTRA_MEMORY_LANCEDB_REGION``, which the store's
+  settings read from the environment). Skipped with that reason when the variable is unset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from mastra_memory_conformance.targets import (
+    DEFAULT_DIMENSION,
+    ConformanceTarget,
+    TargetSettings,
+    url_target,
+)
+
+#: The environment variable naming the database of the ``lancedb-url`` target.
+URL_ENV_VAR: Final = "MASTRA_MEMORY_TEST_LANCEDB_URI"
+
+
+def lancedb_target() -> ConformanceTarget:
+    """The ``lancedb`` target: an embedded database in the target's temporary directory."""
+
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        yield TargetSettings(vector={"url": str(tmp / "lancedb")}, options={"dimension": DEFAULT_DIMENSION})
+
+    return ConformanceTarget(
+        name="lancedb",
+        adapter="lancedb",
+        kind="embedded",
+        provision=provision,
+        description="LanceDB embedded (the Lance engine in-process) on a temporary directory",
+    )
+
+
+def lancedb_url_target() -> ConformanceTarget:
+    """The ``lancedb-url`` target: the database at ``$MASTRA_MEMORY_TEST_LANCEDB_URI``."""
+    return url_target(
+        "lancedb",
+        URL_ENV_VAR,
+        options={"dimension": DEFAULT_DIMENSION},
+        description=f"an existing LanceDB (object store or LanceDB Cloud) named by {URL_ENV_VAR}",
+    )
+
+
+def lancedb_targets() -> list[ConformanceTarget]:
+    """Every target this adapter provides."""
+    return [lancedb_target(), lancedb_url_target()]
