@@ -8,12 +8,13 @@ what was tested here. Hypothesis runs the ``ci`` profile when ``CI`` is set (see
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "conformance"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "targets", "conformance"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -46,7 +47,26 @@ def typecheck(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The core test suite (filters, stores, plugins, embedders, memory)."""
     _sync(session, "test", extras=("wordllama",))
-    session.run("pytest", *session.posargs)
+    # tests/servers builds and starts real servers: the `targets` session runs it.
+    session.run("pytest", "--ignore=tests/servers", *session.posargs)
+
+
+@nox.session
+def targets(session: nox.Session) -> None:
+    """The native conformance targets: build (cached in ~/.cache/mastra-memory), start, smoke-test and stop
+    OpenSearch 2.19.1 + k-NN (Java 17 + Maven) and FerretDB v1.24.2 (Go)."""
+    _sync(session, "test")
+    for tool in ("java", "mvn", "go"):
+        if shutil.which(tool) is None:
+            session.error(f"`{tool}` is not on PATH: the native targets need Java 17 + Maven and Go")
+    session.run(
+        "pytest",
+        "tests/servers",
+        "-ra",
+        "--durations=10",
+        *session.posargs,
+        env={"MASTRA_MEMORY_REQUIRE_SERVERS": "1"},
+    )
 
 
 @nox.session
@@ -90,28 +110,31 @@ def _adapters() -> list[str]:
 
 
 def _run_kit(session: nox.Session, targets: str, report: str, *extra: str) -> None:
-    # `-c conformance/pyproject.toml`: the kit runs as an adapter project would run it, without this
-    # repository's own pytest options (its socket plugin settings would also refuse the Docker socket).
-    session.run(
-        "pytest",
-        "-c",
-        "conformance/pyproject.toml",
-        "--rootdir",
-        ".",
-        "-p",
-        "no:cacheprovider",
-        "-o",
-        "asyncio_default_fixture_loop_scope=function",
-        "-ra",
-        "--pyargs",
-        "mastra_memory_conformance",
-        "--target",
-        targets,
-        "--conformance-report",
-        report,
-        *extra,
-        *session.posargs,
-    )
+    # Run from conformance/ with its own config, as an adapter project would run the kit: the repository
+    # root's pytest options (socket plugin settings that would refuse the Docker socket) and its
+    # `tests/conftest.py` (pytest loads `test*/conftest.py` of the invocation directory) stay out.
+    root = Path(__file__).parent
+    with session.chdir(root / "conformance"):
+        session.run(
+            "pytest",
+            "-c",
+            "pyproject.toml",
+            "--rootdir",
+            ".",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "asyncio_default_fixture_loop_scope=function",
+            "-ra",
+            "--pyargs",
+            "mastra_memory_conformance",
+            "--target",
+            targets,
+            "--conformance-report",
+            str(root / report),
+            *extra,
+            *session.posargs,
+        )
 
 
 def _targets_of(session: nox.Session, adapter: str) -> str:
