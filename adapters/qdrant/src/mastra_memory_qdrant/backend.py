@@ -1,0 +1,134 @@
+"""What :class:`~mastra_memory_qdrant.store.QdrantVector` needs from a Qdrant engine.
+
+Two implementations: :class:`~mastra_memory_qdrant.client.ClientBackend` (qdrant-client's async client:
+a server, or its local mode) and :class:`~mastra_memory_qdrant.edge.EdgeBackend` (the embedded
+qdrant-edge engine, one shard per index). Both take filters in the neutral form of :mod:`.translate`
+and render them themselves.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from mastra_memory.capabilities import Metric
+
+from .translate import QFilter
+
+__all__ = ["Hit", "IndexInfo", "PointRecord", "QdrantBackend"]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    """How an index was created. ``m == 0`` means no HNSW graph (``flat``: exact search)."""
+
+    dimension: int
+    metric: Metric
+    m: int
+    ef_construct: int
+
+
+@dataclass(frozen=True, slots=True)
+class PointRecord:
+    """One point to write: its Qdrant id (a UUID string), vector and full payload."""
+
+    point_id: str
+    vector: list[float]
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: the engine's native score, the payload (filter document excluded), the vector."""
+
+    point_id: str
+    score: float
+    payload: dict[str, Any]
+    vector: list[float] | None
+
+
+class QdrantBackend(ABC):
+    """The engine operations the store is written against (all async; ``name`` is the collection)."""
+
+    #: Whether keyword payload indexes are built (qdrant-client's local mode has none).
+    payload_indexes: bool = True
+
+    @abstractmethod
+    async def info(self, name: str) -> IndexInfo | None:
+        """How the index was created, or ``None`` when it does not exist."""
+
+    @abstractmethod
+    async def count(self, name: str) -> int:
+        """The exact number of points."""
+
+    @abstractmethod
+    async def create(self, name: str, info: IndexInfo, keyword_fields: list[str]) -> bool:
+        """Create the index with keyword payload indexes; ``False`` when it already existed."""
+
+    @abstractmethod
+    async def ensure_keyword_fields(self, name: str, keyword_fields: list[str]) -> None:
+        """Create the keyword payload indexes that are missing."""
+
+    @abstractmethod
+    async def names(self) -> list[str]:
+        """The names of the indexes."""
+
+    @abstractmethod
+    async def delete(self, name: str) -> None:
+        """Delete the index; a missing one is not an error."""
+
+    @abstractmethod
+    async def upsert(self, name: str, points: list[PointRecord]) -> None:
+        """Insert or replace the points (one request, acknowledged when applied)."""
+
+    @abstractmethod
+    async def search(
+        self,
+        name: str,
+        vector: list[float],
+        limit: int,
+        flt: QFilter | None,
+        with_vector: bool,
+        ef: int,
+        exact: bool,
+    ) -> list[Hit]:
+        """The ``limit`` nearest points matching ``flt``."""
+
+    @abstractmethod
+    async def scroll(
+        self, name: str, flt: QFilter | None, limit: int, offset: Any
+    ) -> tuple[list[tuple[str, dict[str, Any]]], Any]:
+        """One page of ``(point id, payload without the filter document)`` and the next offset."""
+
+    @abstractmethod
+    async def existing(self, name: str, point_ids: list[str]) -> list[str]:
+        """Those of ``point_ids`` that exist."""
+
+    @abstractmethod
+    async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
+        """Replace the whole payload of each point."""
+
+    @abstractmethod
+    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float]]]) -> None:
+        """Replace the vector of each point."""
+
+    @abstractmethod
+    async def delete_points(self, name: str, point_ids: list[str]) -> None:
+        """Delete points by id (unknown ids are ignored)."""
+
+    @abstractmethod
+    async def delete_matching(self, name: str, flt: QFilter) -> None:
+        """Delete every point matching ``flt``."""
+
+    async def optimize(self, name: str) -> None:
+        """Build pending indexes now (engines that optimise in the background do nothing)."""
+        return None
+
+    async def after_upsert(self, name: str) -> None:
+        """Called after each upsert call: engines without background optimisation may index here."""
+        return None
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release the engine."""

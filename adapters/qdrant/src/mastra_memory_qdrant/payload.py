@@ -1,0 +1,192 @@
+"""How a record's metadata is laid out in a Qdrant payload so that every filter is exact.
+
+A point's payload is ``{**metadata, "_mastra_id": <original id>, "_mastra_f": <filter document>}``:
+
+* the metadata itself, verbatim at the top level — what reads return and what a person sees in Qdrant;
+* ``_mastra_id``, the caller's id (SPEC §3.5: point ids are UUIDs, the original is kept here);
+* ``_mastra_f``, a *filter document* derived from the metadata, which is what filters look at.
+
+Why a derived document: Qdrant's own conditions cannot express MongoDB semantics over arbitrary
+metadata exactly. Its JSON paths cannot name keys containing ``"`` and need ``a[].b`` to step into
+arrays (Mongo steps in implicitly); ``is_empty`` cannot tell ``[]`` from a missing key, ``values_count``
+counts a scalar as 1 and a missing key as 0, integer ``match`` never matches a float ``1.0``, and the
+edge engine's Python binding reads a boolean match value as an integer. The filter document removes each
+of these problems by construction:
+
+``v-<path>``
+    every scalar value MongoDB's path resolution reaches at ``<path>`` (through nested objects, implicit
+    traversal of arrays of objects, and the elements of an array at the end of the path): strings,
+    integers, and floats — integral floats within int64 stored as integers, so one integer ``match``
+    finds ``1`` and ``1.0`` alike. Booleans and nulls are recorded as facts instead.
+``e-<path>``
+    the object elements of the arrays reached at ``<path>``, each as a filter document of its own (with
+    paths relative to the element), for ``$elemMatch`` through a ``nested`` condition.
+``x``
+    the *facts* of this document, one keyword each (``<tag>:<path>``): ``p`` the path is present (a value,
+    even null or ``[]``, is reached), ``a`` every container one level up holds the last key, ``c`` the
+    path reaches containers (objects, or arrays holding objects) to step into, ``s`` it reaches a scalar or
+    null (a dead end for longer paths), ``z``/``t``/``f`` a reached value (or an element of a reached
+    array) is null/true/false, ``n:<path>:<k>`` it reaches an array of length ``k``, ``l`` it reaches an
+    array that holds an array (which ``$elemMatch`` over documents reads as an empty object).
+
+``<path>`` is the metadata path with each key encoded (:func:`encode_key`) and the keys joined with
+``-``: a key of ASCII letters, digits and ``_`` starting with a letter or digit stays as it is, any other
+key becomes ``_`` plus the hex of its UTF-8 bytes. Encoded keys contain neither ``-`` nor ``:``, so paths
+and facts are unambiguous, and every Qdrant key built from them is a plain identifier.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "ELEMENTS_PREFIX",
+    "FACTS_KEY",
+    "FILTER_ROOT",
+    "INT64_MAX",
+    "INT64_MIN",
+    "RESERVED_ID",
+    "VALUES_PREFIX",
+    "build_payload",
+    "encode_key",
+    "fact",
+    "filter_document",
+    "integer_out_of_range",
+    "metadata_of",
+    "path_code",
+]
+
+RESERVED_ID: Final = "_mastra_id"
+FILTER_ROOT: Final = "_mastra_f"
+FACTS_KEY: Final = "x"
+VALUES_PREFIX: Final = "v-"
+ELEMENTS_PREFIX: Final = "e-"
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
+
+_PLAIN_KEY: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*", re.ASCII)
+
+
+def encode_key(key: str) -> str:
+    """One metadata key as a Qdrant-safe identifier (injective; see the module docstring)."""
+    if _PLAIN_KEY.fullmatch(key):
+        return key
+    return "_" + key.encode("utf-8").hex()
+
+
+def path_code(path: tuple[str, ...]) -> str:
+    """A metadata path in the encoded form used by the filter document (keys joined with ``-``)."""
+    return "-".join(encode_key(key) for key in path)
+
+
+def fact(tag: str, path: tuple[str, ...], extra: int | None = None) -> str:
+    """The fact keyword ``<tag>:<path>`` (``<tag>:<path>:<extra>`` for array lengths)."""
+    text = f"{tag}:{path_code(path)}"
+    return text if extra is None else f"{text}:{extra}"
+
+
+def _number(value: int | float) -> int | float:
+    if isinstance(value, float) and value.is_integer() and INT64_MIN <= value <= INT64_MAX:
+        return int(value)
+    return value
+
+
+def _scalar(value: Any, code: str, values: list[Any], facts: set[str]) -> None:
+    """Record one reached scalar: a matchable value, or a null/boolean fact."""
+    if value is None:
+        facts.add(f"z:{code}")
+    elif value is True:
+        facts.add(f"t:{code}")
+    elif value is False:
+        facts.add(f"f:{code}")
+    elif isinstance(value, str):
+        values.append(value)
+    elif isinstance(value, (int, float)):
+        values.append(_number(value))
+
+
+def filter_document(root: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter document of one object (the metadata, or an object element of an array).
+
+    Paths are resolved the way the reference evaluator resolves them: objects are descended, an array in
+    the middle of a path is crossed into its object elements (other elements are skipped), and a path
+    that ends early — a missing key, or a scalar where an object was needed — is *missing*.
+    """
+    document: dict[str, Any] = {}
+    facts: set[str] = set()
+
+    def visit(prefix: tuple[str, ...], containers: list[Mapping[str, Any]]) -> None:
+        keys: dict[str, None] = {}
+        for container in containers:
+            keys.update(dict.fromkeys(container))
+        for key in keys:
+            path = (*prefix, key)
+            code = path_code(path)
+            holders = [c for c in containers if key in c]
+            facts.add(f"p:{code}")
+            if len(holders) == len(containers):
+                facts.add(f"a:{code}")
+            values: list[Any] = []
+            elements: list[dict[str, Any]] = []
+            inner: list[Mapping[str, Any]] = []
+            for holder in holders:
+                value = holder[key]
+                if isinstance(value, Mapping):
+                    inner.append(value)
+                elif isinstance(value, (list, tuple)):
+                    facts.add(f"n:{code}:{len(value)}")
+                    for element in value:
+                        if isinstance(element, Mapping):
+                            inner.append(element)
+                            elements.append(filter_document(element))
+                        elif isinstance(element, (list, tuple)):
+                            facts.add(f"l:{code}")
+                        else:
+                            _scalar(element, code, values, facts)
+                else:
+                    facts.add(f"s:{code}")
+                    _scalar(value, code, values, facts)
+            if values:
+                document[VALUES_PREFIX + code] = values
+            if elements:
+                document[ELEMENTS_PREFIX + code] = elements
+            if inner:
+                facts.add(f"c:{code}")
+                visit(path, inner)
+
+    visit((), [root])
+    document[FACTS_KEY] = sorted(facts)
+    return document
+
+
+def integer_out_of_range(value: Any, path: str = "") -> str | None:
+    """The key path of the first integer outside int64 in ``value`` (Qdrant payload integers are int64)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if INT64_MIN <= value <= INT64_MAX else (path or "<root>")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = integer_out_of_range(item, f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = integer_out_of_range(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def build_payload(record_id: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload of one point: metadata, original id, filter document."""
+    return {**metadata, RESERVED_ID: record_id, FILTER_ROOT: filter_document(metadata)}
+
+
+def metadata_of(payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The caller's metadata from a payload (every reserved ``_mastra_`` key removed)."""
+    if not payload:
+        return {}
+    return {k: v for k, v in payload.items() if not k.startswith("_mastra_")}

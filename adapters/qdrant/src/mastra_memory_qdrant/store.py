@@ -1,0 +1,344 @@
+"""``QdrantVector``: the ``MastraVector`` contract over Qdrant, in every mode (SPEC §3).
+
+The base class validates input and translates filters before any I/O; this class implements its hooks
+over a :class:`~mastra_memory_qdrant.backend.QdrantBackend` — qdrant-client (a server, or the client's
+local mode) or the embedded qdrant-edge engine:
+
+* **Ids** (SPEC §3.5): a canonical lowercase UUID is the point id as it is; any other id becomes
+  ``uuid5(MASTRA_ID_NAMESPACE, id)``. The original id is kept in the payload (``_mastra_id``) and every
+  result carries it.
+* **Payload**: the metadata verbatim, the original id, and the filter document of :mod:`.payload` that
+  makes every declared operator exact. Integers outside int64 are rejected (declared ``int64-range``).
+* **Writes**: upserts in batches of 256 points, each acknowledged once applied (``wait=True``); updates by
+  filter collect the matching points with a scroll of 100 points per page, then replace their payloads
+  and/or vectors page by page (SPEC §3.8).
+* **Indexes**: one collection (or shard) per index, HNSW with ``m``/``ef_construct`` from ``index_config``
+  (``type="flat"`` builds no graph: exact search); keyword payload indexes on ``thread_id``,
+  ``resource_id``, the keys of ``metadata_indexes`` and the facts list.
+* **Scores** (SPEC §3.4): cosine and dot product as Qdrant returns them; a euclidean distance ``d``
+  becomes ``1 / (1 + d)``. The HNSW search list ``ef`` is the query option ``ef``, else ``index_config.ef``,
+  else ``clamp(max(top_k, m·top_k), 1, 1000)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, Final
+
+import numpy as np
+import numpy.typing as npt
+from mastra_memory.capabilities import AdapterCapabilities, Metric
+from mastra_memory.errors import ValidationError
+from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, mastra_uuid
+
+from .backend import IndexInfo, PointRecord, QdrantBackend
+from .capabilities import QDRANT_CAPABILITIES, UPSERT_BATCH
+from .payload import (
+    FACTS_KEY,
+    FILTER_ROOT,
+    RESERVED_ID,
+    VALUES_PREFIX,
+    build_payload,
+    integer_out_of_range,
+    metadata_of,
+    path_code,
+)
+from .settings import QdrantSettings
+from .translate import Condition, QdrantFilterTranslator, QFilter, as_filter
+
+__all__ = ["DEFAULT_KEYWORD_KEYS", "QdrantVector", "point_id"]
+
+logger = logging.getLogger("mastra_memory_qdrant")
+
+#: Metadata keys that always get a keyword payload index (Memory filters on them).
+DEFAULT_KEYWORD_KEYS: Final = ("thread_id", "resource_id")
+#: Points per scroll page of an update by filter (SPEC §3.8).
+SCROLL_PAGE: Final = 100
+DEFAULT_M: Final = 16
+DEFAULT_EF_CONSTRUCTION: Final = 64
+_MAX_EF: Final = 1000
+_QUERY_OPTIONS: Final = frozenset({"ef", "exact"})
+#: Extra results asked for, so that ties at the top_k cut-off can be ordered by id.
+_TIE_MARGIN: Final = 4
+
+
+def point_id(record_id: str) -> str:
+    """The Qdrant point id of a record id: a canonical lowercase UUID as is, anything else as uuid5."""
+    try:
+        if str(uuid.UUID(record_id)) == record_id:
+            return record_id
+    except ValueError:
+        pass
+    return mastra_uuid(record_id)
+
+
+def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _keyword_field(key: str) -> str:
+    """The payload field holding the values of a metadata key (a dotted key is a nested path)."""
+    return f"{FILTER_ROOT}.{VALUES_PREFIX}{path_code(tuple(key.split('.')))}"
+
+
+class QdrantVector(MastraVector):
+    """Qdrant vector store (see the module docstring). Build it with ``create_vector("qdrant", ...)``."""
+
+    capabilities: ClassVar[AdapterCapabilities] = QDRANT_CAPABILITIES
+    translator = QdrantFilterTranslator
+
+    def __init__(self, settings: QdrantSettings, backend: QdrantBackend | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self._backend = backend if backend is not None else self._make_backend(settings)
+        self._infos: dict[str, IndexInfo] = {}
+        # index_config.ef of create_index, per index (a query option; Qdrant keeps no default for it).
+        self._ef: dict[str, int] = {}
+
+    @staticmethod
+    def _make_backend(settings: QdrantSettings) -> QdrantBackend:
+        if settings.mode == "edge":
+            try:
+                from .edge import EdgeBackend
+            except ImportError as exc:
+                raise ImportError(
+                    'the qdrant edge mode needs qdrant-edge-py: pip install "mastra-memory-qdrant[edge]"'
+                ) from exc
+            return EdgeBackend(settings)
+        from .client import ClientBackend
+
+        return ClientBackend(settings)
+
+    @property
+    def mode(self) -> str:
+        """``server``, ``memory``, ``local`` or ``edge`` (see :class:`QdrantSettings`)."""
+        return self.settings.mode
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    async def _info(self, operation: str, name: str) -> IndexInfo:
+        info = self._infos.get(name)
+        if info is None:
+            info = await self._backend.info(name)
+            if info is None:
+                raise self._not_found(operation, name)
+            self._infos[name] = info
+        return info
+
+    def _check_integers(self, operation: str, metadata: dict[str, Any], position: str) -> None:
+        bad = integer_out_of_range(metadata)
+        if bad is not None:
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_METADATA",
+                f"{position}: the integer at {bad} is outside the signed 64-bit range, which Qdrant "
+                "cannot store exactly (declared deviation int64-range); store it as a string or a float",
+            )
+
+    def _payload(
+        self, operation: str, record_id: str, metadata: dict[str, Any], position: str
+    ) -> dict[str, Any]:
+        self._check_integers(operation, metadata, position)
+        return build_payload(record_id, metadata)
+
+    @staticmethod
+    def _filter(native_filter: Any) -> QFilter | None:
+        if native_filter is None:
+            return None
+        condition: Condition = native_filter
+        return as_filter(condition)
+
+    def _score(self, metric: Metric, native: float) -> float:
+        if metric == "euclidean":
+            return 1.0 / (1.0 + max(native, 0.0))
+        return native
+
+    # --- hooks ----------------------------------------------------------------------------------
+
+    async def _create_index(
+        self,
+        name: str,
+        dimension: int,
+        metric: Metric,
+        config: IndexConfig,
+        metadata_indexes: list[str],
+        options: dict[str, Any],
+    ) -> None:
+        if options:
+            raise self._error(
+                ValidationError,
+                "CREATE_INDEX",
+                "INVALID_ARGS",
+                f"unknown create_index options {sorted(options)} for qdrant (use index_config)",
+            )
+        if config.ef is not None:
+            self._ef[name] = config.ef
+        keys = list(dict.fromkeys([*DEFAULT_KEYWORD_KEYS, *metadata_indexes]))
+        fields = [*(_keyword_field(k) for k in keys), f"{FILTER_ROOT}.{FACTS_KEY}"]
+        existing = await self._backend.info(name)
+        if existing is None:
+            flat = config.type == "flat"
+            wanted = IndexInfo(
+                dimension=dimension,
+                metric=metric,
+                m=0 if flat else (config.m or DEFAULT_M),
+                ef_construct=config.ef_construction or DEFAULT_EF_CONSTRUCTION,
+            )
+            if await self._backend.create(name, wanted, fields if self._backend.payload_indexes else []):
+                self._infos[name] = wanted
+                return
+            existing = await self._backend.info(name)
+            if existing is None:  # pragma: no cover - deleted while being created
+                raise self._not_found("CREATE_INDEX", name)
+        self._infos[name] = existing
+        self._check_dimension("CREATE_INDEX", name, existing.dimension, dimension)
+        if existing.metric != metric:
+            logger.warning(
+                "qdrant index %r exists with metric %s; keeping it (asked for %s)",
+                name,
+                existing.metric,
+                metric,
+            )
+        if self._backend.payload_indexes:
+            await self._backend.ensure_keyword_fields(name, fields)
+
+    async def _upsert(
+        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
+    ) -> None:
+        points = [
+            PointRecord(
+                point_id(rid),
+                vectors[i].tolist(),
+                self._payload("UPSERT", rid, metadata[i], f"metadata[{i}]"),
+            )
+            for i, rid in enumerate(ids)
+        ]
+        for batch in _batches(points, UPSERT_BATCH):
+            await self._backend.upsert(name, list(batch))
+        await self._backend.after_upsert(name)
+
+    async def _query(
+        self,
+        name: str,
+        vector: npt.NDArray[np.float64] | None,
+        top_k: int,
+        native_filter: Any,
+        include_vector: bool,
+        options: dict[str, Any],
+    ) -> list[QueryResult]:
+        unknown = set(options) - _QUERY_OPTIONS
+        if unknown:
+            raise self._error(
+                ValidationError,
+                "QUERY",
+                "INVALID_ARGS",
+                f"unknown query options {sorted(unknown)} for qdrant (accepted: ef, exact)",
+            )
+        info = await self._info("QUERY", name)
+        assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
+        ef = options.get("ef", self._ef.get(name))
+        if ef is None:
+            ef = min(max(top_k, (info.m or DEFAULT_M) * top_k), _MAX_EF)
+        if isinstance(ef, bool) or not isinstance(ef, int) or ef < 1:
+            raise self._error(
+                ValidationError, "QUERY", "INVALID_ARGS", f"ef must be a positive integer, got {ef!r}"
+            )
+        exact = bool(options.get("exact", False)) or info.m == 0
+        flt = self._filter(native_filter)
+        query = vector.tolist()
+        # Ties at the cut-off are broken by id (SPEC §3.1), which the engine does not know: ask for a few
+        # more, and for more still while the last one asked for ties with the last one kept.
+        limit = top_k + _TIE_MARGIN
+        while True:
+            hits = await self._backend.search(name, query, limit, flt, include_vector, max(ef, limit), exact)
+            if len(hits) < limit or hits[top_k - 1].score != hits[-1].score:
+                break
+            limit *= 2
+        return [
+            QueryResult(
+                id=str(hit.payload.get(RESERVED_ID, hit.point_id)),
+                score=self._score(info.metric, hit.score),
+                metadata=metadata_of(hit.payload),
+                vector=hit.vector,
+            )
+            for hit in hits
+        ]
+
+    async def _list_indexes(self) -> list[str]:
+        return await self._backend.names()
+
+    async def _describe_index(self, name: str) -> IndexStats:
+        info = await self._backend.info(name)
+        if info is None:
+            self._infos.pop(name, None)
+            raise self._not_found("DESCRIBE_INDEX", name)
+        self._infos[name] = info
+        return IndexStats(dimension=info.dimension, count=await self._backend.count(name), metric=info.metric)
+
+    async def _delete_index(self, name: str) -> None:
+        self._infos.pop(name, None)
+        self._ef.pop(name, None)
+        await self._backend.delete(name)
+
+    async def _update_by_id(
+        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+    ) -> None:
+        payload = self._payload("UPDATE_VECTOR", id, metadata, "metadata") if metadata is not None else None
+        pid = point_id(id)
+        if not await self._backend.existing(name, [pid]):
+            return
+        if vector is not None:
+            await self._backend.set_vectors(name, [(pid, vector.tolist())])
+        if payload is not None:
+            await self._backend.set_payloads(name, [(pid, payload)])
+
+    async def _update_by_filter(
+        self,
+        name: str,
+        native_filter: Any,
+        vector: npt.NDArray[np.float64] | None,
+        metadata: dict[str, Any] | None,
+    ) -> None:
+        if metadata is not None:
+            self._check_integers("UPDATE_VECTOR", metadata, "metadata")
+        flt = self._filter(native_filter)
+        matched: list[tuple[str, str]] = []
+        offset: Any = None
+        while True:
+            page, offset = await self._backend.scroll(name, flt, SCROLL_PAGE, offset)
+            matched.extend((pid, str(payload.get(RESERVED_ID, pid))) for pid, payload in page)
+            if offset is None or not page:
+                break
+        for page_items in _batches(matched, SCROLL_PAGE):
+            if vector is not None:
+                await self._backend.set_vectors(name, [(pid, vector.tolist()) for pid, _ in page_items])
+            if metadata is not None:
+                await self._backend.set_payloads(
+                    name, [(pid, build_payload(rid, metadata)) for pid, rid in page_items]
+                )
+
+    async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
+        pids = list(dict.fromkeys(point_id(i) for i in ids))
+        for batch in _batches(pids, UPSERT_BATCH):
+            await self._backend.delete_points(name, list(batch))
+
+    async def _delete_by_filter(self, name: str, native_filter: Any) -> None:
+        flt = self._filter(native_filter)
+        assert flt is not None  # the base class refuses an empty filter
+        await self._backend.delete_matching(name, flt)
+
+    # --- extras ---------------------------------------------------------------------------------
+
+    async def optimize(self, index_name: str) -> None:
+        """Build pending HNSW and payload indexes now (edge mode; a server optimises in the background)."""
+        name = self._native_name("OPTIMIZE", index_name)
+        await self._info("OPTIMIZE", name)
+        await self._call("OPTIMIZE", self._backend.optimize(name), name)
+
+    async def close(self) -> None:
+        """Release the client or the engine's shards."""
+        await self._backend.close()

@@ -1,0 +1,104 @@
+"""How the conformance kit obtains a live Qdrant (``pytest --pyargs mastra_memory_conformance --target …``).
+
+=================  ==========  ===========================================================================
+target             kind        backend
+=================  ==========  ===========================================================================
+``qdrant-edge``    embedded    the real engine in-process (qdrant-edge-py), one shard per index, in a
+                               temporary directory
+``qdrant-local``   embedded    qdrant-client's local mode persisted in a temporary directory (Qdrant's
+                               filter semantics reimplemented in Python by the client)
+``qdrant-url``     url         an existing server named by ``MASTRA_MEMORY_TEST_QDRANT_URL`` (and
+                               ``MASTRA_MEMORY_TEST_QDRANT_API_KEY`` when it needs a key)
+``qdrant-docker``  docker      ``qdrant/qdrant`` from the kit's pinned compose file (testcontainers)
+=================  ==========  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from mastra_memory_conformance.docker import docker_target
+from mastra_memory_conformance.targets import (
+    URL_ENV_VARS,
+    ConformanceTarget,
+    TargetSettings,
+    TargetUnavailable,
+)
+
+__all__ = ["API_KEY_ENV", "URL_ENV", "qdrant_targets"]
+
+URL_ENV: Final = URL_ENV_VARS.get("qdrant", "MASTRA_MEMORY_TEST_QDRANT_URL")
+API_KEY_ENV: Final = "MASTRA_MEMORY_TEST_QDRANT_API_KEY"
+#: The suite's vector dimension on every Qdrant target.
+DIMENSION: Final = 8
+
+
+def _edge_target() -> ConformanceTarget:
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        if importlib.util.find_spec("qdrant_edge") is None:
+            raise TargetUnavailable(
+                'qdrant-edge-py is not installed: pip install "mastra-memory-qdrant[edge]"'
+            )
+        yield TargetSettings(
+            vector={"edge_path": str(tmp / "edge"), "edge_search_threads": 1},
+            options={"dimension": DIMENSION},
+        )
+
+    return ConformanceTarget(
+        name="qdrant-edge",
+        adapter="qdrant",
+        kind="embedded",
+        provision=provision,
+        description="Qdrant's Rust engine in-process (qdrant-edge-py), one shard per index",
+    )
+
+
+def _local_target() -> ConformanceTarget:
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        yield TargetSettings(vector={"path": str(tmp / "local")}, options={"dimension": DIMENSION})
+
+    return ConformanceTarget(
+        name="qdrant-local",
+        adapter="qdrant",
+        kind="embedded",
+        provision=provision,
+        description="qdrant-client's local mode on a temporary directory",
+    )
+
+
+def _url_target() -> ConformanceTarget:
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        url = os.environ.get(URL_ENV, "").strip()
+        if not url:
+            raise TargetUnavailable(f"{URL_ENV} is not set; set it to the address of a running Qdrant")
+        vector: dict[str, object] = {"url": url}
+        key = os.environ.get(API_KEY_ENV, "").strip()
+        if key:
+            vector["api_key"] = key
+        yield TargetSettings(vector=vector, options={"dimension": DIMENSION})
+
+    return ConformanceTarget(
+        name="qdrant-url",
+        adapter="qdrant",
+        kind="url",
+        provision=provision,
+        description=f"an existing Qdrant server named by {URL_ENV}",
+    )
+
+
+def qdrant_targets() -> list[ConformanceTarget]:
+    """Every Qdrant conformance target, most real first."""
+    return [
+        _url_target(),
+        docker_target("qdrant", "qdrant", options={"dimension": DIMENSION}),
+        _edge_target(),
+        _local_target(),
+    ]
