@@ -178,7 +178,7 @@ def adapters(session: nox.Session, adapter: str) -> None:
     writes the report."""
     _sync(session, "test", "typecheck", extras=(adapter,))
     session.chdir(f"adapters/{adapter}")
-    session.run("mypy")
+    session.run("mypy", "src", "tests")
     session.run("pytest", "--ignore=tests/test_conformance.py", *session.posargs)
 
 

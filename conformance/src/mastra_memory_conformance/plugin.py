@@ -94,7 +94,13 @@ DEFAULT_REPORT_DIR: Final = "reports/conformance"
 
 #: Hypothesis example counts per profile (also stated in docs/conformance.md).
 PROFILES: Final = {"dev": 25, "ci": 100, "deep": 2000}
-_HEALTH = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
+# differing_executors: one suite method runs once per target, each time on a fresh class instance.
+_HEALTH = [
+    HealthCheck.too_slow,
+    HealthCheck.function_scoped_fixture,
+    HealthCheck.data_too_large,
+    HealthCheck.differing_executors,
+]
 for _name, _examples in PROFILES.items():
     settings.register_profile(
         f"conformance-{_name}",
