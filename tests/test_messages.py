@@ -1,4 +1,5 @@
-"""Message records (SPEC §4.1): v2 models, camelCase, unknown parts, legacy v1 normalisation, text rules."""
+"""Message records (docs/spec.md §4.1): v2 models, camelCase, unknown parts, legacy v1 normalisation, text
+rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Shared pieces of the storage contract (SPEC §4): metadata filter rules, argument checks, query models."""
+"""Shared pieces of the storage contract (docs/spec.md §4): metadata filter rules, argument checks, query
+models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The capability manifest every adapter publishes (SPEC §2.9).
+"""The capability manifest every adapter publishes (docs/spec.md §2.9).
 
 It is data: the conformance kit reads it to decide what to expect, and the documentation renders the
 operator support matrix from it. Anything an adapter does not declare must raise

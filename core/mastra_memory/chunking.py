@@ -1,4 +1,4 @@
-"""Cutting message text into embedding chunks (SPEC §5.4).
+"""Cutting message text into embedding chunks (docs/spec.md §5.4).
 
 The same rule chunks stored messages and recall queries, so a long query yields several embeddings.
 """

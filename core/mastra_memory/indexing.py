@@ -1,6 +1,6 @@
 """The single embedding write path and the semantic search shared by ``Memory`` and ``SemanticRecall``.
 
-SPEC §5.4/§5.5: one way to turn messages into vectors (text extraction, chunking, deterministic ids,
+docs/spec.md §5.4/§5.5: one way to turn messages into vectors (text extraction, chunking, deterministic ids,
 thread metadata spread under fixed keys, index named from the real embedding dimension), one way to
 search them, and one way to find and clean every memory index.
 """
@@ -95,7 +95,8 @@ class MessageIndexer:
     # --- naming and index creation --------------------------------------------------------------
 
     def index_name_for(self, dimension: int) -> str:
-        """The configured name, or the default derived from the real embedding dimension (SPEC §5.5)."""
+        """The configured name, or the default derived from the real embedding dimension (docs/spec.md
+        §5.5)."""
         return self.index_name or default_index_name(dimension, self.vector.index_separator)
 
     async def ensure_index(self, dimension: int, *, again: bool = False) -> str:
@@ -121,7 +122,7 @@ class MessageIndexer:
         return name
 
     async def message_index_set(self) -> list[str]:
-        """Every index that may hold this memory's vectors (SPEC §5.5): the configured name, or all
+        """Every index that may hold this memory's vectors (docs/spec.md §5.5): the configured name, or all
         default-named indexes of any dimension (so vectors of an earlier embedder are cleaned too)."""
         if self.index_name:
             existing = await self.vector.list_indexes()
@@ -160,7 +161,7 @@ class MessageIndexer:
     async def index_messages(
         self, messages: Iterable[MastraDBMessage], threads: Mapping[str, Thread] | None = None
     ) -> int | None:
-        """Embed and upsert the vectors of ``messages`` (SPEC §5.4). Returns provider-reported tokens.
+        """Embed and upsert the vectors of ``messages`` (docs/spec.md §5.4). Returns provider-reported tokens.
 
         Old vectors of these messages are deleted first, so a message whose chunk count shrank leaves no
         stale chunk behind. Messages without text (and system/signal messages) produce no vectors.
@@ -223,7 +224,7 @@ class MessageIndexer:
         threshold: float | None,
     ) -> SearchResult:
         """Embed each chunk of ``query``, query concurrently, keep the best score per message, apply
-        ``threshold`` (``score >= threshold``). SPEC §5.3 step 7."""
+        ``threshold`` (``score >= threshold``). docs/spec.md §5.3 step 7."""
         chunks = chunk_text(query, self.chunk_size)
         if not chunks:
             return SearchResult([], None, None)

@@ -1,4 +1,4 @@
-"""``Memory``: message history plus semantic recall over any storage and vector store (SPEC §5).
+"""``Memory``: message history plus semantic recall over any storage and vector store (docs/spec.md §5).
 
 Storage is the source of truth and is always written first; vectors follow through the single write
 path of :mod:`mastra_memory.indexing`. Every input is validated before any I/O.
@@ -70,7 +70,7 @@ class RecallHit(_Result):
 
 
 class RecallResult(_Result):
-    """What :meth:`Memory.recall` returns (SPEC §5.3) plus the semantic hits that shaped it."""
+    """What :meth:`Memory.recall` returns (docs/spec.md §5.3) plus the semantic hits that shaped it."""
 
     messages: list[MastraDBMessage]
     total: int | None
@@ -135,7 +135,9 @@ _REINDEX_FIELDS = frozenset({"content", "role", "thread_id", "threadId", "create
 
 
 def strip_working_memory(message: MastraDBMessage) -> MastraDBMessage | None:
-    """Remove working-memory markup and update-tool parts; None when nothing is left (SPEC §5.4 step 1)."""
+    """Remove working-memory markup and update-tool parts; None when nothing is left.
+
+    See docs/spec.md §5.4 step 1."""
     content = message.content
     parts = []
     for part in content.parts:
@@ -161,7 +163,7 @@ def strip_working_memory(message: MastraDBMessage) -> MastraDBMessage | None:
 
 
 class Memory:
-    """Conversation memory for agents: recent history plus semantic recall (SPEC §5).
+    """Conversation memory for agents: recent history plus semantic recall (docs/spec.md §5).
 
     Args:
         storage: a ``MemoryStorage``, a plugin name or URL (``"sqlite:///memory.db"``); default: the embedded
@@ -257,7 +259,8 @@ class Memory:
             )
 
     def config(self, thread_config: MemoryConfig | Mapping[str, Any] | None = None) -> MemoryConfig:
-        """The instance options with ``thread_config`` deep-merged over them, validated (SPEC §5.2)."""
+        """The instance options with ``thread_config`` deep-merged over them, validated (docs/spec.md
+        §5.2)."""
         cfg = merge_config(self.options, thread_config)
         if thread_config is not None:
             self._validate_config(cfg)
@@ -354,7 +357,7 @@ class Memory:
         return await self.storage.get_thread_by_id(thread_id, _optional_resource(resource_id))
 
     async def list_threads(self, **kwargs: Any) -> ThreadPage:
-        """Threads by resource and/or metadata, paged (SPEC §4.4)."""
+        """Threads by resource and/or metadata, paged (docs/spec.md §4.4)."""
         await self.init()
         return await self.storage.list_threads(**kwargs)
 
@@ -400,7 +403,7 @@ class Memory:
         messages: Sequence[MessageInput],
         thread_config: MemoryConfig | Mapping[str, Any] | None = None,
     ) -> SaveResult:
-        """Store messages atomically, then embed them when semantic recall is on (SPEC §5.4).
+        """Store messages atomically, then embed them when semantic recall is on (docs/spec.md §5.4).
 
         System and signal messages are not persisted. If embedding fails after the messages are stored,
         IndexingError is raised; :meth:`reindex_thread` retries.
@@ -440,7 +443,8 @@ class Memory:
         return SaveResult(messages=stored, usage=_usage(usage))
 
     async def update_messages(self, updates: Sequence[Mapping[str, Any]]) -> list[MastraDBMessage]:
-        """Apply partial updates (SPEC §5.6). A message whose content, role, thread or timestamp changed
+        """Apply partial updates (docs/spec.md §5.6). A message whose content, role, thread or timestamp
+        changed
         loses its old vectors in every memory index and, when semantic recall is on and it still has text,
         is re-embedded (a move re-indexes it under the new thread and resource)."""
         await self.init()
@@ -541,7 +545,8 @@ class Memory:
         thread_config: MemoryConfig | Mapping[str, Any] | None = None,
         include_total: bool = True,
     ) -> RecallResult:
-        """History plus semantically recalled context for a thread (the exact algorithm of SPEC §5.3)."""
+        """History plus semantically recalled context for a thread (the exact algorithm of docs/spec.md
+        §5.3)."""
         cfg = self.config(thread_config)
         recall = cfg.recall
         semantic_on = recall is not None

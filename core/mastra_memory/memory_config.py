@@ -1,4 +1,4 @@
-"""``Memory`` configuration (SPEC §5.1, §5.2): Mastra's option names and defaults, camelCase accepted.
+"""``Memory`` configuration (docs/spec.md §5.1, §5.2): Mastra's option names and defaults, camelCase accepted.
 
 Build configurations with :meth:`MemoryConfig.from_any` and combine instance options with a per-call
 ``thread_config`` with :func:`merge_config`; both raise :class:`ConfigError` listing every problem.
@@ -40,7 +40,8 @@ class _Config(BaseModel):
 
 
 class FilterConfigError(ConfigError, FilterError):
-    """``semantic_recall.filter`` is not a valid vector filter (SPEC §5.2): both a ``ConfigError`` and a
+    """``semantic_recall.filter`` is not a valid vector filter (docs/spec.md §5.2): both a ``ConfigError``
+    and a
     ``FilterError`` (``problems`` lists what ``validate_filter`` found)."""
 
     def __init__(self, problems: list[str], where: str = "semantic_recall.filter") -> None:
@@ -110,7 +111,7 @@ class SemanticRecallConfig(_Config):
 
 
 class WorkingMemoryConfig(_Config):
-    """Working memory options (configuration only in v1, SPEC §5.8)."""
+    """Working memory options (configuration only in v1, docs/spec.md §5.8)."""
 
     enabled: bool = Field(default=False, strict=True)
     template: str | None = None
@@ -139,7 +140,7 @@ class WorkingMemoryConfig(_Config):
 
 
 class TitleConfig(_Config):
-    """Thread title generation (SPEC §5.9). Inert, with one warning, when no model is available."""
+    """Thread title generation (docs/spec.md §5.9). Inert, with one warning, when no model is available."""
 
     model: Any = None
     instructions: str | None = None

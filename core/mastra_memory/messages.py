@@ -1,4 +1,5 @@
-"""Message records (SPEC §4.1): ``MastraDBMessage``, its v2 content and parts, and legacy v1 normalisation.
+"""Message records (docs/spec.md §4.1): ``MastraDBMessage``, its v2 content and parts, and legacy v1
+normalisation.
 
 Every model accepts snake_case and camelCase keys and dumps either (``by_alias=True`` for camelCase).
 Optional fields that were never given are left out of dumps, while an explicit ``None`` is kept, so a
@@ -530,7 +531,8 @@ def _attach_result(earlier: list[MastraDBMessage], call_id: Any, result: Any) ->
 
 
 def message_text(message: MastraDBMessage) -> str:
-    """The text of a message (SPEC §5.4): ``content.content`` if non-blank, else the non-empty text parts
+    """The text of a message (docs/spec.md §5.4): ``content.content`` if non-blank, else the non-empty text
+    parts
     joined with ``"\\n"``. Used for embedding; the result may be blank.
     """
     content = message.content
@@ -540,7 +542,8 @@ def message_text(message: MastraDBMessage) -> str:
 
 
 def render_text(message: MastraDBMessage) -> str:
-    """The text shown for a recalled message (SPEC §6.3 step 2): ``content.content`` if non-empty, else the
+    """The text shown for a recalled message (docs/spec.md §6.3 step 2): ``content.content`` if non-empty,
+    else the
     text parts joined with a single space.
     """
     content = message.content

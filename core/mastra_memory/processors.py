@@ -1,4 +1,4 @@
-"""The ``SemanticRecall`` processor (SPEC §6): recall on input, indexing on output.
+"""The ``SemanticRecall`` processor (docs/spec.md §6): recall on input, indexing on output.
 
 It shares the embedding cache, the index naming, the write path and the search of ``Memory`` through
 :class:`mastra_memory.indexing.MessageIndexer`, so both paths write and read the same vectors.
@@ -51,7 +51,8 @@ def _as_str(value: Any) -> str | None:
 class SemanticRecall:
     """Adds semantically relevant earlier messages to the input and indexes new messages on output.
 
-    Args mirror ``semantic_recall`` (SPEC §6.1). ``raise_on_error=False`` (the default) logs failures and
+    Args mirror ``semantic_recall`` (docs/spec.md §6.1). ``raise_on_error=False`` (the default) logs failures
+    and
     returns the input unchanged, so a request never fails because of recall. ``read_only=True`` never
     indexes outputs (as ``memory_config.read_only`` in the request context does for one request).
     """
@@ -132,7 +133,7 @@ class SemanticRecall:
         tracing_context: Any = None,
         request_context: Mapping[str, Any] | None = None,
     ) -> MessageList:
-        """Search earlier messages similar to the last user message and add them (SPEC §6.2)."""
+        """Search earlier messages similar to the last user message and add them (docs/spec.md §6.2)."""
         context = _get(request_context, MEMORY_CONTEXT_KEY)
         thread = _get(context, "thread")
         thread_id = _as_str(_get(thread, "id"))
@@ -241,7 +242,7 @@ class SemanticRecall:
         tracing_context: Any = None,
         request_context: Mapping[str, Any] | None = None,
     ) -> MessageList | list[MastraDBMessage]:
-        """Index the new messages of this turn through the shared write path (SPEC §6.4)."""
+        """Index the new messages of this turn through the shared write path (docs/spec.md §6.4)."""
         done: MessageList | list[MastraDBMessage] = message_list if message_list is not None else []
         context = _get(request_context, MEMORY_CONTEXT_KEY)
         thread = _get(context, "thread")

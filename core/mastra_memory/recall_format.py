@@ -1,4 +1,4 @@
-"""The system message that carries messages recalled from other threads (SPEC §6.3, exact format).
+"""The system message that carries messages recalled from other threads (docs/spec.md §6.3, exact format).
 
 The layout follows Mastra's (tuned on a long-memory benchmark); every date and time is rendered in UTC
 with English month names, so the output does not depend on the machine's time zone or locale.

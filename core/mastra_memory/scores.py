@@ -1,4 +1,4 @@
-"""Portable scores (SPEC §3.4): higher is better and depends only on the metric and the two vectors.
+"""Portable scores (docs/spec.md §3.4): higher is better and depends only on the metric and the two vectors.
 
 ``cosine`` -> cosine similarity in [-1, 1]; ``dotproduct`` -> inner product; ``euclidean`` ->
 ``1 / (1 + L2 distance)`` in (0, 1]. Adapters convert their backend's native value with these helpers.

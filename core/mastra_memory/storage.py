@@ -1,4 +1,5 @@
-"""The ``MemoryStorage`` contract (SPEC §4): records, query models, shared validation, and the protocol.
+"""The ``MemoryStorage`` contract (docs/spec.md §4): records, query models, shared validation, and the
+protocol.
 
 Every storage implementation reuses the validation functions here, so argument errors carry the same
 messages everywhere and are raised before any I/O. The message metadata filter of §4.6 is validated by
@@ -201,7 +202,7 @@ class ThreadFilter(_StrictModel):
 
 
 class MessageUpdate(_StrictModel):
-    """A partial message update. Only given fields change; ``content`` is merged (SPEC §4.5)."""
+    """A partial message update. Only given fields change; ``content`` is merged (docs/spec.md §4.5)."""
 
     id: str = Field(min_length=1)
     content: dict[str, Any] | None = None
@@ -263,7 +264,7 @@ class CloneResult(_Model):
 
 
 def validate_metadata_filter(value: Any) -> dict[str, MetadataScalar]:
-    """Check a storage metadata filter (SPEC §4.6) and return it as a plain dict.
+    """Check a storage metadata filter (docs/spec.md §4.6) and return it as a plain dict.
 
     Raises FilterValidationError with the exact phrases of the spec.
     """
@@ -373,7 +374,8 @@ def _check_page(page: Any, per_page: Any, *, store: str, operation: str) -> None
 def validate_resource_id(
     resource_id: Any, *, store: str, operation: str, required: bool = False
 ) -> str | None:
-    """``None`` (unless required) or a non-blank string; ``""`` never means "not given" (SPEC §4.3)."""
+    """``None`` (unless required) or a non-blank string; ``""`` never means "not given" (docs/spec.md
+    §4.3)."""
     if resource_id is None and not required:
         return None
     if not isinstance(resource_id, str) or not resource_id.strip():
@@ -591,7 +593,8 @@ def validate_list_messages_args(
     *,
     store: str,
 ) -> ListMessagesQuery:
-    """Validate ``list_messages`` arguments (SPEC §4.3 step 1) before any I/O; raise ValidationError."""
+    """Validate ``list_messages`` arguments (docs/spec.md §4.3 step 1) before any I/O; raise
+    ValidationError."""
     operation = "LIST_MESSAGES"
     if isinstance(thread_id, str):
         ids: list[Any] = [thread_id]
@@ -682,7 +685,7 @@ class ListThreadsQuery:
         return 0 if self.per_page is False else self.page * self.per_page
 
     def has_more(self, total: int) -> bool:
-        """``offset + per_page < total``; always ``False`` with ``per_page=False`` (SPEC §4.4)."""
+        """``offset + per_page < total``; always ``False`` with ``per_page=False`` (docs/spec.md §4.4)."""
         return self.per_page is not False and self.offset + self.per_page < total
 
 
@@ -694,7 +697,7 @@ def validate_list_threads_args(
     *,
     store: str,
 ) -> ListThreadsQuery:
-    """Validate ``list_threads`` arguments (SPEC §4.4) before any I/O; raise ValidationError."""
+    """Validate ``list_threads`` arguments (docs/spec.md §4.4) before any I/O; raise ValidationError."""
     operation = "LIST_THREADS"
     effective_per_page: PerPage = DEFAULT_THREADS_PER_PAGE if per_page is None else per_page
     _check_page(page, effective_per_page, store=store, operation=operation)
@@ -819,7 +822,8 @@ CloneMessageFilterInput: TypeAlias = CloneMessageFilter | Mapping[str, Any]
 
 @runtime_checkable
 class MemoryStorage(Protocol):
-    """Threads, messages and resources (SPEC §4.2). Every method is async; models accept camelCase dicts."""
+    """Threads, messages and resources (docs/spec.md §4.2). Every method is async; models accept camelCase
+    dicts."""
 
     async def init(self) -> None:
         """Create the schema idempotently."""
@@ -854,7 +858,7 @@ class MemoryStorage(Protocol):
         per_page: PerPage | None = DEFAULT_THREADS_PER_PAGE,
         order_by: ThreadOrderByInput | None = None,
     ) -> ThreadPage:
-        """Threads matching ``filter``, paged and ordered (SPEC §4.4)."""
+        """Threads matching ``filter``, paged and ordered (docs/spec.md §4.4)."""
         ...
 
     async def list_messages(
@@ -868,7 +872,7 @@ class MemoryStorage(Protocol):
         order_by: OrderByInput | None = None,
         include_total: bool = True,
     ) -> MessagePage:
-        """Messages of one or more threads plus include windows (the exact algorithm of SPEC §4.3)."""
+        """Messages of one or more threads plus include windows (the exact algorithm of docs/spec.md §4.3)."""
         ...
 
     async def list_messages_by_id(self, message_ids: Sequence[str]) -> list[MastraDBMessage]:
@@ -889,7 +893,7 @@ class MemoryStorage(Protocol):
         ...
 
     async def save_messages(self, messages: Sequence[MessageInput]) -> list[MastraDBMessage]:
-        """Upsert messages by id in one transaction (SPEC §4.5); returns the stored messages."""
+        """Upsert messages by id in one transaction (docs/spec.md §4.5); returns the stored messages."""
         ...
 
     async def update_messages(self, updates: Sequence[MessageUpdateInput]) -> list[MastraDBMessage]:

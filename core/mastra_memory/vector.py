@@ -1,6 +1,6 @@
-"""The ``MastraVector`` contract (SPEC §3): models, shared validation, and the adapter template.
+"""The ``MastraVector`` contract (docs/spec.md §3): models, shared validation, and the adapter template.
 
-Public methods validate their input (raising typed errors with the exact phrases of SPEC §3.3), parse
+Public methods validate their input (raising typed errors with the exact phrases of docs/spec.md §3.3), parse
 and translate filters through the adapter's translator *before any I/O*, and then call the adapter's
 ``_``-prefixed hooks with clean arguments: native index names, float64 vector matrices, normalised
 metadata, translated filters. An adapter implements only the hooks.
@@ -44,7 +44,7 @@ logger = logging.getLogger("mastra_memory.vector")
 MASTRA_ID_NAMESPACE = uuid.UUID("6f1d2a3c-5b7e-5c1a-9d3e-4f2a1b0c9e87")
 #: Metadata keys with this prefix are reserved for adapters and stripped from results.
 RESERVED_PREFIX = "_mastra_"
-#: The portable index-name form (SPEC §3.7).
+#: The portable index-name form (docs/spec.md §3.7).
 PORTABLE_INDEX_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 MAX_ID_LENGTH = 512
 
@@ -74,7 +74,7 @@ class IndexStats(_Model):
 
 
 class IndexConfig(_Model):
-    """ANN index configuration (SPEC §3.9). Accepts the flat form and Mastra's nested form.
+    """ANN index configuration (docs/spec.md §3.9). Accepts the flat form and Mastra's nested form.
 
     Flat: ``{"type": "hnsw", "m": 16, "ef_construction": 64}``; nested:
     ``{"type": "hnsw", "hnsw": {"m": 16, "efConstruction": 64}, "ivf": {"lists": 100}}``.
@@ -237,7 +237,7 @@ class MastraVector(ABC):
             if index is not None:
                 self._dimensions.pop(index, None)
             # A hook (often _describe_index, reached through _dimension) names its own operation;
-            # the id must name the public one the caller invoked (SPEC §3.3).
+            # the id must name the public one the caller invoked (docs/spec.md §3.3).
             wanted = error_id("VECTOR", self.store_name, "", f"{operation}_INDEX_NOT_FOUND")
             if exc.id != wanted:
                 raise IndexNotFoundError(
@@ -378,7 +378,7 @@ class MastraVector(ABC):
         metadata_indexes: list[str] | None = None,
         **adapter_options: Any,
     ) -> None:
-        """Create an index; idempotent for the same dimension (SPEC §3.1)."""
+        """Create an index; idempotent for the same dimension (docs/spec.md §3.1)."""
         op = "CREATE_INDEX"
         name = self._native_name(op, index_name)
         max_dim = self.capabilities.max_dimension
@@ -438,7 +438,7 @@ class MastraVector(ABC):
         metadata: Sequence[Mapping[str, Any]] | None = None,
         ids: Sequence[str] | None = None,
     ) -> list[str]:
-        """Insert or fully replace records; returns the ids in input order (SPEC §3.1)."""
+        """Insert or fully replace records; returns the ids in input order (docs/spec.md §3.1)."""
         op = "UPSERT"
         name = self._native_name(op, index_name)
         matrix = self._matrix(op, vectors)
@@ -510,7 +510,7 @@ class MastraVector(ABC):
         include_vector: bool = False,
         **adapter_options: Any,
     ) -> list[QueryResult]:
-        """The ``top_k`` best records among those matching ``filter``, best first (SPEC §3.1)."""
+        """The ``top_k`` best records among those matching ``filter``, best first (docs/spec.md §3.1)."""
         op = "QUERY"
         name = self._native_name(op, index_name)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:

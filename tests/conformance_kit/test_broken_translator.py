@@ -1,7 +1,7 @@
 """Breaking the SQLite translator on purpose makes the kit fail, and the failure explains itself.
 
 The pytester run registers a second vector store, ``sqlite-broken``: the real SQLite store with one
-deliberate bug in its translator — ``$ne`` excludes records that lack the field (the bug SPEC §7 lists
+deliberate bug in its translator — ``$ne`` excludes records that lack the field (the bug docs/spec.md §7 lists
 first among the ``$ne``/``$nin`` traps). The kit's filter domain then runs against both ``sqlite`` and
 ``sqlite-broken``: the real store passes everything, the broken one fails exactly the cases that use
 ``$ne``, and the failure message shows the filter, the expected ids and the returned ids.

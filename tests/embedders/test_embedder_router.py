@@ -1,4 +1,4 @@
-"""Model-router resolution of every string form in SPEC §5.7."""
+"""Model-router resolution of every string form in docs/spec.md §5.7."""
 
 from __future__ import annotations
 

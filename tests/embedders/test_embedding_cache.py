@@ -1,4 +1,4 @@
-"""The process-wide embedding cache (SPEC §5.7, §6.5)."""
+"""The process-wide embedding cache (docs/spec.md §5.7, §6.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hash/<dim>``: deterministic test embeddings (SPEC §5.7, §8.3 M1)."""
+"""``hash/<dim>``: deterministic test embeddings (docs/spec.md §5.7, §8.3 M1)."""
 
 from __future__ import annotations
 

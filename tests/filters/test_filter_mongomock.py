@@ -1,6 +1,7 @@
 """The reference evaluator against an independent oracle: mongomock's implementation of MongoDB queries.
 
-SPEC §2.7 item 6: within the operators whose meaning here is MongoDB's (``$eq $ne $gt $gte $lt $lte $in
+docs/spec.md §2.7 item 6: within the operators whose meaning here is MongoDB's (``$eq $ne $gt $gte $lt $lte
+$in
 $nin $all $size $exists $elemMatch $and $or $nor`` and field-level ``$not``), the evaluator and mongomock must
 select the same records. Two syntax differences are translated before a filter is handed to mongomock: a
 plain list is ``$in`` here but array equality in MongoDB, and a nested dict is a path here but sub-document
@@ -36,7 +37,7 @@ from mastra_memory_conformance.datasets import (
 )
 
 _LOGICAL = ("$and", "$or", "$nor")
-# Operators whose meaning differs from MongoDB's by design (SPEC §2.7 item 6).
+# Operators whose meaning differs from MongoDB's by design (docs/spec.md §2.7 item 6).
 _NOT_MONGO = frozenset({"$contains", "$regex"})
 
 
@@ -167,9 +168,9 @@ def _mentions_size(operators: Mapping[str, Any]) -> bool:
 def _mongomock_departure(record: Mapping[str, Any], mongo_filter: Mapping[str, Any]) -> str | None:
     """Which of mongomock's departures from MongoDB ``record`` falls into for this filter, if any.
 
-    1. ``True == 1`` (SPEC §2.7): cannot occur, the generated numbers avoid 0 and 1.
+    1. ``True == 1`` (docs/spec.md §2.7): cannot occur, the generated numbers avoid 0 and 1.
     2. ``$size`` on a value that is not a list: mongomock counts a scalar as one element and a dict's keys
-       (SPEC §2.7 names the string case); MongoDB's ``$size`` matches only arrays.
+       (docs/spec.md §2.7 names the string case); MongoDB's ``$size`` matches only arrays.
     3. Null equality (``None`` in ``$eq``/``$ne``/``$in``/``$nin``) on a dotted path that crosses a scalar
        or null: MongoDB treats the path as missing, so ``{"a.b": None}`` matches ``{"a": 4}``; mongomock
        does not.
@@ -274,7 +275,7 @@ def _has_root_not(document: Mapping[str, Any]) -> bool:
 # --- fixed cases: §2.3 examples and §8.2 rows ------------------------------------------------------
 
 
-# Known mongomock bugs of SPEC §2.7 item 6, as (example filter, the record mongomock wrongly adds).
+# Known mongomock bugs of docs/spec.md §2.7 item 6, as (example filter, the record mongomock wrongly adds).
 _SPEC_BUGS = {
     repr({"ok": 1}): {"r1"},  # True == 1
     repr({"tags": {"$size": 1}}): {"r5"},  # $size on the string "a"

@@ -1,4 +1,4 @@
-"""parse() and validate_filter(): the normal form of SPEC §2.1/§2.4 and every error phrase of §2.6."""
+"""parse() and validate_filter(): the normal form of docs/spec.md §2.1/§2.4 and every error phrase of §2.6."""
 
 from __future__ import annotations
 

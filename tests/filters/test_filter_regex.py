@@ -1,4 +1,4 @@
-"""The portable regex subset of SPEC §2.5: what passes, what is rejected and how it is named."""
+"""The portable regex subset of docs/spec.md §2.5: what passes, what is rejected and how it is named."""
 
 from __future__ import annotations
 

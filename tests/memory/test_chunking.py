@@ -1,4 +1,4 @@
-"""SPEC §5.4 chunking: maximal slices cut at whitespace, hard cuts only inside long words."""
+"""docs/spec.md §5.4 chunking: maximal slices cut at whitespace, hard cuts only inside long words."""
 
 from __future__ import annotations
 

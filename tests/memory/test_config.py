@@ -1,4 +1,4 @@
-"""SPEC §5.1/§5.2 and the seed documents: every option exists, has its default, accepts camelCase, and
+"""docs/spec.md §5.1/§5.2 and the seed documents: every option exists, has its default, accepts camelCase, and
 invalid values raise ConfigError at construction (and again for a per-call thread_config)."""
 
 from __future__ import annotations

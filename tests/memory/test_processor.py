@@ -1,4 +1,5 @@
-"""SPEC §6: the SemanticRecall processor — recall on input, indexing on output, errors, cache, trace."""
+"""docs/spec.md §6: the SemanticRecall processor — recall on input, indexing on output, errors, cache,
+trace."""
 
 from __future__ import annotations
 

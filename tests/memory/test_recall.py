@@ -1,4 +1,4 @@
-"""SPEC §5.3: every ``recall()`` parameter, and the §7 traps of the read path."""
+"""docs/spec.md §5.3: every ``recall()`` parameter, and the §7 traps of the read path."""
 
 from __future__ import annotations
 

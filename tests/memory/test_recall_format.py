@@ -1,4 +1,4 @@
-"""SPEC §6.3: the cross-thread system message, character for character."""
+"""docs/spec.md §6.3: the cross-thread system message, character for character."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §8.3 M1–M11: the memory scenario, end to end against the real SQLite stores."""
+"""docs/spec.md §8.3 M1–M11: the memory scenario, end to end against the real SQLite stores."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §5.8 and §5.9: working memory (configuration, read/write) and thread titles."""
+"""docs/spec.md §5.8 and §5.9: working memory (configuration, read/write) and thread titles."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §5.4–§5.6: the single embedding write path, index naming, and the update/delete cascades."""
+"""docs/spec.md §5.4–§5.6: the single embedding write path, index naming, and the update/delete cascades."""
 
 from __future__ import annotations
 

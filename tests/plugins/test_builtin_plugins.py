@@ -1,4 +1,4 @@
-"""The core's built-ins register through the same hooks as third-party plugins (SPEC §1.2)."""
+"""The core's built-ins register through the same hooks as third-party plugins (docs/spec.md §1.2)."""
 
 from __future__ import annotations
 

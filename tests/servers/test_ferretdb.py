@@ -1,4 +1,5 @@
-"""Smoke test of the FerretDB target through pymongo: CRUD, filters, updates, deletes and indexes on the SPEC
+"""Smoke test of the FerretDB target through pymongo: CRUD, filters, updates, deletes and indexes on the
+docs/spec.md
 §8.1 products, every §8.2 case compared with the reference evaluator, and a record of which MQL operators
 and aggregation stages FerretDB v1 implements (docs/targets.md has the same table).
 
@@ -72,7 +73,7 @@ def test_the_server_is_ferretdb_v1(client: MongoClient[Document]) -> None:
     assert client.admin.command("ping")["ok"] == 1.0
 
 
-# --- find: filters that mean the same in MQL and in SPEC §2, checked against the reference evaluator --------
+# --- find: filters that mean the same in MQL and in docs/spec.md §2, checked against the reference evaluator
 
 FIND_FILTERS: list[tuple[str, Document]] = [
     ("$eq", {"category": {"$eq": "home"}}),
@@ -198,7 +199,7 @@ def test_indexes(db: Database[Document]) -> None:
     assert [i["name"] for i in products_.list_indexes()] == ["_id_"]
 
 
-# --- SPEC §8.2 on FerretDB, compared with the reference evaluator ---------------------------------------
+# --- docs/spec.md §8.2 on FerretDB, compared with the reference evaluator ---
 
 #: §8.2 cases FerretDB v1 gets wrong: ``$elemMatch`` with a document of field conditions. With one field it
 #: matches nothing; with two it reads the field names as operators. ``$elemMatch`` with operators works.
@@ -208,13 +209,15 @@ FERRETDB_GAPS: dict[str, tuple[str, str]] = {
     "41": ("wrong", "$elemMatch over documents matches nothing"),
     "43": ("error", "$elemMatch over documents with two fields: BadValue 'unknown operator: score'"),
 }
-#: §8.2 cases that are not MQL: ``$contains`` is this project's operator (SPEC §2.3); the MongoDB adapter
+#: §8.2 cases that are not MQL: ``$contains`` is this project's operator (docs/spec.md §2.3); the MongoDB
+#: adapter
 #: emulates it.
 NOT_MQL: frozenset[str] = frozenset({"31", "32"})
 
 
 def to_mql(filter: Any) -> Any:
-    """SPEC §2 → MQL where they differ in spelling: a plain list condition is ``$in`` (in MQL it is array
+    """docs/spec.md §2 → MQL where they differ in spelling: a plain list condition is ``$in`` (in MQL it is
+    array
     equality) and a root ``$not`` is ``$nor`` of its sub-filter (MQL has no root ``$not``)."""
     if isinstance(filter, dict):
         out: Document = {}

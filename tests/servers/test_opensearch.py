@@ -1,5 +1,6 @@
 """Smoke test of the native OpenSearch target through opensearch-py: a ``knn_vector`` field on the k-NN
-plugin's Lucene engine (cosine), the SPEC §8.1 products bulk-indexed with their metadata, and k-NN queries
+plugin's Lucene engine (cosine), the docs/spec.md §8.1 products bulk-indexed with their metadata, and k-NN
+queries
 with ``bool`` filters whose hits must equal what the reference evaluator says the equivalent filter means."""
 
 from __future__ import annotations
@@ -181,7 +182,8 @@ def test_knn_k_limits_the_hits(client: OpenSearch, products_index: str) -> None:
     assert [hit["_id"] for hit in _knn(client, products_index, k=3)] == everything[:3]
 
 
-# Each pair: an OpenSearch bool filter and the filter of SPEC §2 it stands for. The k-NN query with the bool
+# Each pair: an OpenSearch bool filter and the filter of docs/spec.md §2 it stands for. The k-NN query with
+# the bool
 # filter must return exactly the records the reference evaluator matches with the §2 filter.
 BOOL_FILTERS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("term keyword", {"term": {"metadata.category": "electronics"}}, {"category": "electronics"}),

@@ -1,4 +1,4 @@
-"""Differential test of the SQLite filter translator against the reference evaluator (SPEC §2.7.5).
+"""Differential test of the SQLite filter translator against the reference evaluator (docs/spec.md §2.7.5).
 
 Random metadata and random filters over every operator, with hostile field names and values; the ids a
 real SQLiteVector returns must EQUAL the evaluator's matches — what is left out matters as much as what

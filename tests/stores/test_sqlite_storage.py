@@ -1,4 +1,5 @@
-"""The embedded SQLite storage against SPEC §4: list_messages (§4.3), threads (§4.4), writes (§4.5), clone."""
+"""The embedded SQLite storage against docs/spec.md §4: list_messages (§4.3), threads (§4.4), writes (§4.5),
+clone."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ async def storage() -> AsyncIterator[SQLiteStorage]:
 
 
 async def seed_scenario(storage: SQLiteStorage) -> None:
-    """The SPEC §8.3 scenario: resource A owns A1 (a1, a2, a3) and A2 (a4); resource B owns B1 (b1).
+    """The docs/spec.md §8.3 scenario: resource A owns A1 (a1, a2, a3) and A2 (a4); resource B owns B1 (b1).
 
     ``created_at`` is 2024-01-01T00:00:0nZ for n = 1…5 in the order a1, a2, a3, a4, b1.
     """

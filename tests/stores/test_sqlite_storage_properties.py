@@ -1,4 +1,5 @@
-"""Differential test: SQLite ``list_messages`` equals a literal Python reading of SPEC §4.3 on random data."""
+"""Differential test: SQLite ``list_messages`` equals a literal Python reading of docs/spec.md §4.3 on random
+data."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ class Query:
 
 
 def reference(messages: list[MastraDBMessage], q: Query) -> tuple[list[str], int | None, bool]:
-    """SPEC §4.3 steps 2–8, read literally, over a plain list."""
+    """docs/spec.md §4.3 steps 2–8, read literally, over a plain list."""
 
     def key(m: MastraDBMessage) -> tuple[datetime, str]:
         return (m.created_at, m.id)

@@ -1,4 +1,4 @@
-"""The embedded SQLite vector store against the MastraVector contract (SPEC §3)."""
+"""The embedded SQLite vector store against the MastraVector contract (docs/spec.md §3)."""
 
 from __future__ import annotations
 

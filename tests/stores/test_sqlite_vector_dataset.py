@@ -1,4 +1,4 @@
-"""The SQLite vector store on the shared data of SPEC §8 and the examples of §2.3: exact id sets."""
+"""The SQLite vector store on the shared data of docs/spec.md §8 and the examples of §2.3: exact id sets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``Memory(storage=sqlite, vector=qdrant-edge)`` runs the SPEC §8.3 memory scenario end to end."""
+"""``Memory(storage=sqlite, vector=qdrant-edge)`` runs the docs/spec.md §8.3 memory scenario end to end."""
 
 from __future__ import annotations
 

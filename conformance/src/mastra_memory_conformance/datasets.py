@@ -1,4 +1,4 @@
-"""The shared test data of SPEC §8 and the filter examples of §2.2/§2.3, as importable Python data.
+"""The shared test data of docs/spec.md §8 and the filter examples of §2.2/§2.3, as importable Python data.
 
 Every test in the project — core, adapters, the conformance kit — reads its products, fixed filter cases
 and sample records from here, so a number written in the spec is written once in code.
@@ -149,7 +149,7 @@ def products(dataset: Dataset = "D9") -> tuple[Record, ...]:
 
 @dataclass(frozen=True)
 class FilterCase:
-    """One row of SPEC §8.2 (rows with two filters, #23 and #47, are two cases: ``23a``/``23b``).
+    """One row of docs/spec.md §8.2 (rows with two filters, #23 and #47, are two cases: ``23a``/``23b``).
 
     ``d8``/``d9`` are the expected ids on each dataset, or ``None`` when the filter must raise
     ``FilterError`` before any I/O. ``requires`` names capabilities the case needs (a target without them
@@ -204,7 +204,7 @@ def _case(
 _ALL_D8 = "A B C D E F G H"
 _ALL_D9 = _ALL_D8 + " I"
 
-#: Every row of SPEC §8.2, in order.
+#: Every row of docs/spec.md §8.2, in order.
 FILTER_CASES: Final[tuple[FilterCase, ...]] = (
     _case("1", {"price": {"$gt": 50}}, "D F H"),
     _case("2", {"price": {"$gte": 50}}, "C D F H"),

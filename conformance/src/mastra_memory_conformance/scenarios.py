@@ -1,4 +1,5 @@
-"""The memory scenario of SPEC §8.3 as reusable data, plus async builders for any storage or ``Memory``.
+"""The memory scenario of docs/spec.md §8.3 as reusable data, plus async builders for any storage or
+``Memory``.
 
 Resource A owns thread A1 (a1 "alpha apples", a2 "alpha bananas", a3 "alpha cherries") and thread A2
 (a4 "alpha dates"); resource B owns thread B1 (b1 "beta eggs"). ``created_at`` is 2024-01-01T00:00:0nZ for

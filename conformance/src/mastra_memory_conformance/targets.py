@@ -44,7 +44,8 @@ __all__ = [
 TargetKind = Literal["url", "docker", "native", "embedded", "emulated"]
 TARGET_KINDS: Final[tuple[TargetKind, ...]] = get_args(TargetKind)
 
-#: Vector dimension the suite uses unless a target's ``options["dimension"]`` says otherwise (SPEC §8.1).
+#: Vector dimension the suite uses unless a target's ``options["dimension"]`` says otherwise (docs/spec.md
+#: §8.1).
 DEFAULT_DIMENSION: Final = 8
 
 #: The documented environment variables of the ``url`` targets of the adapters in this repository.

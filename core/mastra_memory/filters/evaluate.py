@@ -1,4 +1,4 @@
-"""The reference evaluator: what a filter means for one metadata dict (SPEC §2.3, §2.4).
+"""The reference evaluator: what a filter means for one metadata dict (docs/spec.md §2.3, §2.4).
 
 It is the oracle every adapter is compared with, so it follows MongoDB's matcher wherever the spec says
 "Mongo semantics", including the corners:

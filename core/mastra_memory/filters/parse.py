@@ -1,4 +1,4 @@
-"""Validate a Mongo-style filter dict and normalise it into the AST (SPEC §2.1, §2.4, §2.6).
+"""Validate a Mongo-style filter dict and normalise it into the AST (docs/spec.md §2.1, §2.4, §2.6).
 
 The whole tree is walked and every problem collected; :func:`parse` then raises one
 :class:`~mastra_memory.errors.FilterError` listing them all, so a caller fixes a filter in one round.

@@ -1,4 +1,4 @@
-"""The portable regular-expression subset of ``$regex`` (SPEC §2.5) and its compiled-pattern cache.
+"""The portable regular-expression subset of ``$regex`` (docs/spec.md §2.5) and its compiled-pattern cache.
 
 Allowed: literal characters, escaped punctuation (``\\.`` ``\\*`` ``\\\\`` ...), ``.``, bracket classes
 (``[a-z]``, ``[^0-9]``), ``^``, ``$``, the greedy quantifiers ``*`` ``+`` ``?``, alternation ``|`` and plain

@@ -28,7 +28,8 @@ reference evaluator, and the search runs over ``lower OR id IN (matches)``; when
 long the query becomes an exact scan of ``upper`` scored in numpy. With an ANN index the search probes
 as many partitions as needed (``maximum_nprobes(0)``), re-ranks quantised candidates with full
 vectors, and is repeated as an exact scan in the rare case that it still returns fewer than ``top_k``
-rows while more match. Scores follow SPEC §3.4: cosine ``1 - d``, euclidean ``1 / (1 + sqrt(d))`` (Lance
+rows while more match. Scores follow docs/spec.md §3.4: cosine ``1 - d``, euclidean ``1 / (1 + sqrt(d))``
+(Lance
 reports squared L2), dot product ``1 - d``.
 """
 
@@ -76,7 +77,7 @@ _DISTANCE_TYPES: Final[Mapping[str, Literal["cosine", "l2", "dot"]]] = {
 _QUANTISATIONS: Final = ("sq", "pq", "none")
 _INDEX_PREFIX: Final = "_mastra_idx_"
 _META_PREFIX: Final = "mastra."
-# Rows returned beyond top_k so that records tied at the cut-off are ordered by id (SPEC §3.1).
+# Rows returned beyond top_k so that records tied at the cut-off are ordered by id (docs/spec.md §3.1).
 _TIE_MARGIN: Final = 8
 # Longest ``id IN (...)`` list spliced into a query; beyond it a query scans exactly instead.
 _IN_LIST_LIMIT: Final = 2000
@@ -153,7 +154,7 @@ def _unstorable(value: Any, path: str) -> str | None:
 
 
 def _score(metric: Metric, distance: float) -> float:
-    """Lance's ``_distance`` -> the portable score of SPEC §3.4."""
+    """Lance's ``_distance`` -> the portable score of docs/spec.md §3.4."""
     if math.isnan(distance):
         return 0.0  # cosine against a zero vector: no direction, no similarity
     if metric == "euclidean":
@@ -673,7 +674,7 @@ class LanceDBVector(MastraVector):
         if refine > 1:
             query = query.refine_factor(refine)
         if index.get("type") == "hnsw":
-            # SPEC §3.9 default, raised to what Lance needs: a search list at least as long as the
+            # docs/spec.md §3.9 default, raised to what Lance needs: a search list at least as long as the
             # candidates it returns (limit x refine factor).
             m = int(index.get("m", 16))
             ef = int(options.get("ef", index.get("ef", min(1000, max(top_k, m * top_k)))))
@@ -748,7 +749,7 @@ def _matrix(column: pa.ChunkedArray | pa.Array, dimension: int) -> npt.NDArray[n
 def _exact_scores(
     metric: Metric, matrix: npt.NDArray[np.float64], query: npt.NDArray[np.float64], query_norm: float
 ) -> npt.NDArray[np.float64]:
-    """Portable scores of ``matrix`` rows against ``query`` (SPEC §3.4), in float64."""
+    """Portable scores of ``matrix`` rows against ``query`` (docs/spec.md §3.4), in float64."""
     if metric == "dotproduct":
         scores = matrix @ query
     elif metric == "euclidean":

@@ -23,7 +23,7 @@ whose semantics were established by experiment against the installed engine:
 selects matches) and ``upper`` (every matching row satisfies it). Where the translation is exact both
 are the same string. A condition that SQL cannot decide exactly for every row has ``lower`` narrower
 than ``upper``: the store then evaluates the reference evaluator over the rows of ``upper`` — the
-exhaustive candidate set, never an ANN result — so results stay exact (SPEC §2.7 item 4). This happens
+exhaustive candidate set, never an ANN result — so results stay exact (docs/spec.md §2.7 item 4). This happens
 for ``$regex``, ``$contains`` and ``$elemMatch`` (emulated), for paths of several keys on rows where a
 prefix of the path is an array (implicit traversal), and for number literals of magnitude 2^53 or more.
 ``$not`` and ``$nor`` swap the bounds, so negations stay sound.

@@ -1,4 +1,5 @@
-"""The capability manifest of the pgvector adapter (SPEC §2.9), read by the conformance kit and the docs."""
+"""The capability manifest of the pgvector adapter (docs/spec.md §2.9), read by the conformance kit and the
+docs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from mastra_memory.filters.ast import ALL_OPERATORS
 #: The largest dimension a ``vector`` column holds. Above 2,000 dimensions ANN indexes are built over
 #: ``halfvec`` (up to 4,000); above that an index searches exactly (type ``flat``).
 MAX_DIMENSION: Final = 16_000
-#: Rows per INSERT statement (SPEC §3.8); each statement binds its rows as arrays, so it stays far below
+#: Rows per INSERT statement (docs/spec.md §3.8); each statement binds its rows as arrays, so it stays far
+#: below
 #: PostgreSQL's limit of 65,535 bound parameters.
 MAX_ROWS_PER_STATEMENT: Final = 16_383
 

@@ -1,4 +1,5 @@
-"""Translate a portable ``$regex`` (SPEC §2.5) into a PostgreSQL ARE that matches exactly what ``re.search``
+"""Translate a portable ``$regex`` (docs/spec.md §2.5) into a PostgreSQL ARE that matches exactly what
+``re.search``
 matches.
 
 PostgreSQL's ``~`` operator reads an Advanced Regular Expression whose defaults differ from Python's:

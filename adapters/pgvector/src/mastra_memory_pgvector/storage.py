@@ -1,4 +1,4 @@
-"""``PgStorage``: the ``MemoryStorage`` contract (SPEC §4) on PostgreSQL.
+"""``PgStorage``: the ``MemoryStorage`` contract (docs/spec.md §4) on PostgreSQL.
 
 Layout (in the configured schema): ``mastra_threads``, ``mastra_messages`` and ``mastra_resources``.
 Ids are ``text COLLATE "C"`` so ``ORDER BY created_at, id`` is the spec's ``(created_at, id)`` order (code
@@ -6,7 +6,7 @@ points); timestamps are ``timestamptz`` at millisecond precision. Message conten
 are stored as JSON *text*: ``jsonb`` cannot hold U+0000, and storage never rewrites what it is given.
 
 Indexes: messages on ``(thread_id, created_at, id)`` (pages and the two cursor queries of each include
-window, SPEC §4.3 step 5) and ``(resource_id, created_at, id)`` (listing by resource); threads on
+window, docs/spec.md §4.3 step 5) and ``(resource_id, created_at, id)`` (listing by resource); threads on
 ``(resource_id, created_at, id)``.
 
 Every call is one transaction. Writes lock the rows of the threads they bump (``FOR UPDATE``), so
@@ -450,7 +450,8 @@ class PgStorage:
         per_page: PerPage | None = 100,
         order_by: ThreadOrderByInput | None = None,
     ) -> ThreadPage:
-        """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (SPEC §4.4)."""
+        """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (docs/spec.md
+        §4.4)."""
         query = validate_list_threads_args(filter, page, per_page, order_by, store=STORE)
 
         async def read(conn: Connection) -> ThreadPage:
@@ -502,7 +503,7 @@ class PgStorage:
         order_by: OrderByInput | None = None,
         include_total: bool = True,
     ) -> MessagePage:
-        """Messages of one or more threads plus include windows, exactly as SPEC §4.3 describes."""
+        """Messages of one or more threads plus include windows, exactly as docs/spec.md §4.3 describes."""
         query = validate_list_messages_args(
             thread_id, resource_id, include, per_page, page, filter, order_by, include_total, store=STORE
         )
@@ -697,7 +698,7 @@ class PgStorage:
         return {r[0]: r[1] for r in rows}
 
     async def _bump(self, conn: Connection, thread_ids: Iterable[str]) -> None:
-        """Set ``updated_at = max(now, previous + 1 ms)`` on each existing thread (SPEC §4.5)."""
+        """Set ``updated_at = max(now, previous + 1 ms)`` on each existing thread (docs/spec.md §4.5)."""
         wanted = sorted(set(thread_ids))
         if not wanted:
             return
@@ -735,7 +736,7 @@ class PgStorage:
         )
 
     async def save_messages(self, messages: Sequence[MessageInput]) -> list[MastraDBMessage]:
-        """Upsert messages by id in one transaction (SPEC §4.5) and return them as stored.
+        """Upsert messages by id in one transaction (docs/spec.md §4.5) and return them as stored.
 
         Input may be v2, legacy v1 or camelCase (see :func:`normalize_messages`). Each message needs an
         existing thread (ThreadNotFoundError); a missing ``resource_id`` is taken from the thread and a
@@ -798,7 +799,7 @@ class PgStorage:
         return result
 
     async def update_messages(self, updates: Sequence[MessageUpdateInput]) -> list[MastraDBMessage]:
-        """Apply partial updates in one transaction and return the updated messages (SPEC §4.5).
+        """Apply partial updates in one transaction and return the updated messages (docs/spec.md §4.5).
 
         Only given fields change. ``content`` is merged one level (given keys replace stored ones) and
         ``content.metadata`` one level deeper. A new ``thread_id`` moves the message and takes the new
@@ -1097,7 +1098,7 @@ _CONTENT_ALIASES: Final = _content_field_names()
 
 
 def _merge_content(stored: dict[str, Any], patch: Mapping[str, Any], message_id: str, operation: str) -> Any:
-    """Merge a content patch one level deep, and ``metadata`` one level deeper (SPEC §4.5)."""
+    """Merge a content patch one level deep, and ``metadata`` one level deeper (docs/spec.md §4.5)."""
     merged = dict(stored)
     for key, value in patch.items():
         name = _CONTENT_ALIASES.get(key, key)

@@ -17,7 +17,8 @@ then queries are exact. ``flat`` builds no ANN index.
 Queries never return fewer than ``min(top_k, matching)`` records: an ANN query runs with pgvector's
 iterative index scans (``hnsw.iterative_scan = strict_order``, ``ivfflat.iterative_scan``), and when it
 still returns fewer than ``top_k`` rows the same query runs again as an exact scan. Scores are computed
-from pgvector's distances per SPEC §3.4: cosine ``1 - d``, euclidean ``1 / (1 + d)``, dot product ``-d``.
+from pgvector's distances per docs/spec.md §3.4: cosine ``1 - d``, euclidean ``1 / (1 + d)``, dot product
+``-d``.
 
 Metadata indexes. ``create_index(metadata_indexes=["thread_id", ...])`` builds a GIN index
 (``jsonb_path_ops``) on ``metadata -> 'thread_id'`` for every key made of identifier characters; the

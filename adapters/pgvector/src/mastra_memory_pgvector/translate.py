@@ -5,7 +5,7 @@ The expression means exactly what the reference evaluator (``mastra_memory.filte
 * **Truth.** A record matches when the expression is TRUE. FALSE and NULL both mean "no match": AND and OR
   keep that reading under SQL's three-valued logic, and every negation (``$ne``, ``$nin``,
   ``$exists: false``, ``$not``, ``$nor``) is written ``(...) IS NOT TRUE``, so a missing field, which
-  yields NULL, matches a negation as the spec requires (SPEC §2.4, §7).
+  yields NULL, matches a negation as the spec requires (docs/spec.md §2.4, §7).
 * **Paths.** ``doc -> 'key'`` is the value of a key, or NULL (*missing*) when the key is absent or the
   document is not an object. A longer path crosses lists the way the evaluator does: each step looks the
   next key up in an object, or in every *object* element of a list (other elements are skipped), and

@@ -1,4 +1,4 @@
-"""The capability manifest of the Qdrant adapter (SPEC §2.8, §2.9), shared by every mode."""
+"""The capability manifest of the Qdrant adapter (docs/spec.md §2.8, §2.9), shared by every mode."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from mastra_memory.capabilities import AdapterCapabilities, Deviation
 
 __all__ = ["MAX_DIMENSION", "QDRANT_CAPABILITIES", "UPSERT_BATCH"]
 
-#: Points per upsert request (SPEC §3.8).
+#: Points per upsert request (docs/spec.md §3.8).
 UPSERT_BATCH: Final = 256
 #: Qdrant's largest dense vector size.
 MAX_DIMENSION: Final = 65_536

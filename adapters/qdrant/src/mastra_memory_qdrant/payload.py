@@ -3,7 +3,7 @@
 A point's payload is ``{**metadata, "_mastra_id": <original id>, "_mastra_f": <filter document>}``:
 
 * the metadata itself, verbatim at the top level — what reads return and what a person sees in Qdrant;
-* ``_mastra_id``, the caller's id (SPEC §3.5: point ids are UUIDs, the original is kept here);
+* ``_mastra_id``, the caller's id (docs/spec.md §3.5: point ids are UUIDs, the original is kept here);
 * ``_mastra_f``, a *filter document* derived from the metadata, which is what filters look at.
 
 Why a derived document: Qdrant's own conditions cannot express MongoDB semantics over arbitrary

@@ -1,21 +1,21 @@
-"""``QdrantVector``: the ``MastraVector`` contract over Qdrant, in every mode (SPEC §3).
+"""``QdrantVector``: the ``MastraVector`` contract over Qdrant, in every mode (docs/spec.md §3).
 
 The base class validates input and translates filters before any I/O; this class implements its hooks
 over a :class:`~mastra_memory_qdrant.backend.QdrantBackend` — qdrant-client (a server, or the client's
 local mode) or the embedded qdrant-edge engine:
 
-* **Ids** (SPEC §3.5): a canonical lowercase UUID is the point id as it is; any other id becomes
+* **Ids** (docs/spec.md §3.5): a canonical lowercase UUID is the point id as it is; any other id becomes
   ``uuid5(MASTRA_ID_NAMESPACE, id)``. The original id is kept in the payload (``_mastra_id``) and every
   result carries it.
 * **Payload**: the metadata verbatim, the original id, and the filter document of :mod:`.payload` that
   makes every declared operator exact. Integers outside int64 are rejected (declared ``int64-range``).
 * **Writes**: upserts in batches of 256 points, each acknowledged once applied (``wait=True``); updates by
   filter collect the matching points with a scroll of 100 points per page, then replace their payloads
-  and/or vectors page by page (SPEC §3.8).
+  and/or vectors page by page (docs/spec.md §3.8).
 * **Indexes**: one collection (or shard) per index, HNSW with ``m``/``ef_construct`` from ``index_config``
   (``type="flat"`` builds no graph: exact search); keyword payload indexes on ``thread_id``,
   ``resource_id``, the keys of ``metadata_indexes`` and the facts list.
-* **Scores** (SPEC §3.4): cosine and dot product as Qdrant returns them; a euclidean distance ``d``
+* **Scores** (docs/spec.md §3.4): cosine and dot product as Qdrant returns them; a euclidean distance ``d``
   becomes ``1 / (1 + d)``. The HNSW search list ``ef`` is the query option ``ef``, else ``index_config.ef``,
   else ``clamp(max(top_k, m·top_k), 1, 1000)``.
 """
@@ -54,7 +54,7 @@ logger = logging.getLogger("mastra_memory_qdrant")
 
 #: Metadata keys that always get a keyword payload index (Memory filters on them).
 DEFAULT_KEYWORD_KEYS: Final = ("thread_id", "resource_id")
-#: Points per scroll page of an update by filter (SPEC §3.8).
+#: Points per scroll page of an update by filter (docs/spec.md §3.8).
 SCROLL_PAGE: Final = 100
 DEFAULT_M: Final = 16
 DEFAULT_EF_CONSTRUCTION: Final = 64
@@ -250,7 +250,8 @@ class QdrantVector(MastraVector):
         exact = bool(options.get("exact", False)) or info.m == 0
         flt = self._filter(native_filter)
         query = vector.tolist()
-        # Ties at the cut-off are broken by id (SPEC §3.1), which the engine does not know: ask for a few
+        # Ties at the cut-off are broken by id (docs/spec.md §3.1), which the engine does not know: ask for a
+        # few
         # more, and for more still while the last one asked for ties with the last one kept.
         limit = top_k + _TIE_MARGIN
         while True:

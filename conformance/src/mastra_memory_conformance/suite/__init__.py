@@ -16,7 +16,7 @@ module             suites
 ``concurrency``    ``ConcurrencySuite``
 =================  ==============================================================
 
-**What a target must do is read from its manifest** (SPEC §2.7, §2.9, §8.4). :func:`expect` turns a
+**What a target must do is read from its manifest** (docs/spec.md §2.7, §2.9, §8.4). :func:`expect` turns a
 filter and the records written into one :class:`Expectation`:
 
 * a filter the core rejects must raise exactly the core's ``FilterError``;
@@ -25,7 +25,7 @@ filter and the records written into one :class:`Expectation`:
 * every other filter must return exactly the oracle's ids — records that must be absent are checked to
   be absent — where the oracle is the reference evaluator, adjusted for the deviations below.
 
-**Declared deviations the suite knows** (SPEC §2.8, §3.6) change the expectation in a documented way,
+**Declared deviations the suite knows** (docs/spec.md §2.8, §3.6) change the expectation in a documented way,
 and the test annotates its outcome with the code whenever the expected ids differ from the spec's:
 
 ====================  ==================================================================================
@@ -41,14 +41,15 @@ code                  how the suite models it
 ``nul-character-rejected``  strings and keys containing U+0000 are rejected at upsert (never generated)
 ``int64-range``        integers outside the signed 64-bit range are rejected at upsert; a filter integer
                        beyond it that is not exactly a float raises ``UnsupportedFilterError``
-``half-precision``,    scores are compared within 1e-2 instead of 1e-4 (SPEC §3.4)
+``half-precision``,    scores are compared within 1e-2 instead of 1e-4 (docs/spec.md §3.4)
 ``quantised``
 ====================  ==================================================================================
 
 ``DeclaredDeviationsSuite`` checks that each declared known deviation really occurs.
 
 A deviation code the suite does not know cannot change an expectation by itself. An adapter that needs
-one to cover fixed cases of SPEC §8.2 cites them in the deviation's ``description`` as ``§8.2 #<label>``
+one to cover fixed cases of docs/spec.md §8.2 cites them in the deviation's ``description`` as ``§8.2
+#<label>``
 (for example ``"... (§8.2 #26)"``); on those cases, and only there, a result other than the expected one
 is reported as that deviation (with the returned ids) instead of failing.
 """
@@ -119,7 +120,7 @@ def declares(capabilities: AdapterCapabilities, code: str) -> bool:
 
 
 def expected_error_id(capabilities: AdapterCapabilities, operation: str, status: str) -> str:
-    """``MASTRA_VECTOR_<STORE>_<OPERATION>_<STATUS>`` for this adapter (SPEC §3.3)."""
+    """``MASTRA_VECTOR_<STORE>_<OPERATION>_<STATUS>`` for this adapter (docs/spec.md §3.3)."""
     return error_id("VECTOR", capabilities.name, operation, status)
 
 
@@ -309,7 +310,7 @@ def _rewrite_exists(node: Node) -> Node:
 def crosses_list(node: Node, document: Any) -> bool:
     """Whether a path of ``node`` meets a list before its last segment in ``document``.
 
-    Such a filter relies on implicit array traversal (SPEC §2.4); ``$elemMatch`` crosses its list
+    Such a filter relies on implicit array traversal (docs/spec.md §2.4); ``$elemMatch`` crosses its list
     explicitly, so only the paths inside its condition are checked, against each object element.
     """
     match node:

@@ -138,7 +138,7 @@ class Vocabulary:
 
 #: Adversarial names and values for random records.
 HOSTILE: Final = Vocabulary(KEYS, COMMON_KEYS, STRINGS, NUMBERS, COMMON_VALUES, PATTERNS, hostile=True)
-#: The words of the §8.1 products, for random filters over D9 (SPEC §8.4).
+#: The words of the §8.1 products, for random filters over D9 (docs/spec.md §8.4).
 PRODUCTS: Final = Vocabulary(
     keys=(
         "name", "price", "rating", "category", "tags", "available", "description", "reviews", "score",

@@ -1,4 +1,4 @@
-"""Concurrency and a large batch (issue 4, SPEC §3.1, §3.8).
+"""Concurrency and a large batch (issue 4, docs/spec.md §3.1, §3.8).
 
 ``ConcurrencySuite``: many asyncio tasks upserting and querying one store at once get consistent results
 — every record written is found with its own metadata and vector, no torn or foreign record appears, and

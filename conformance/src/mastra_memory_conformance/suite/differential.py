@@ -1,4 +1,4 @@
-"""Differential filters (SPEC §2.7.5, §8.4): the adapter's hits must equal the reference evaluator's.
+"""Differential filters (docs/spec.md §2.7.5, §8.4): the adapter's hits must equal the reference evaluator's.
 
 ``DifferentialFilterSuite`` lets hypothesis build batches of filters from the operators the manifest
 declares (see :mod:`._generators`) and compares every filter — and its root ``$not`` negation, when
@@ -7,7 +7,7 @@ with :func:`~mastra_memory_conformance.suite.expect`, twice over:
 
 * random record sets of hostile metadata (quotes, backslashes, SQL, ``$`` in names, unicode, JSON
   fragments, a 200-character key), written fresh for each example;
-* the products of D9, with filters in their own words (SPEC §8.4's seeded generator).
+* the products of D9, with filters in their own words (docs/spec.md §8.4's seeded generator).
 
 ``top_k`` covers every record, so each query returns the whole matching set; on targets with a
 metadata-only query every other comparison of the random records uses it. Filters that cross a list in
@@ -19,7 +19,7 @@ records its total in ``user_properties`` as ``differential_comparisons`` (and hy
 the per-example count). A fixed sweep of every hostile key and value adds about 1,500 more.
 
 The last test proves the comparison would catch a store that ignores filters, drops a conjunct or
-treats ``$not`` as the identity (SPEC §2.7.3, §7 first trap).
+treats ``$not`` as the identity (docs/spec.md §2.7.3, §7 first trap).
 """
 
 from __future__ import annotations
@@ -190,7 +190,8 @@ class DifferentialFilterSuite:
         conformance_dimension: int,
     ) -> None:
         """Every hostile key with hostile values, written and filtered on: equality, ranges, regex,
-        ``$exists`` — each compared with the reference evaluator (SPEC §2.1: names are bound, never spliced).
+        ``$exists`` — each compared with the reference evaluator (docs/spec.md §2.1: names are bound, never
+        spliced).
         """
         set_item(request, "hostile names and values")
         features = Features.of(capabilities)

@@ -1,4 +1,4 @@
-"""Errors and bad input (SPEC §2.6, §2.7, §3.3): typed errors, exact phrases, ids, and no I/O.
+"""Errors and bad input (docs/spec.md §2.6, §2.7, §3.3): typed errors, exact phrases, ids, and no I/O.
 
 ``ErrorsSuite`` checks every validation row of §3.3 (error class, the id
 ``MASTRA_VECTOR_<STORE>_<OPERATION>_<STATUS>`` in upper snake case, the message phrase), every
@@ -130,7 +130,7 @@ DEVIATION_FILTERS: Final[dict[str, dict[str, Any]]] = {
     "int64-range": {"price": 2**63 + 1},
 }
 
-#: (label, filter, phrase the FilterError message starts with) — every row of SPEC §2.6.
+#: (label, filter, phrase the FilterError message starts with) — every row of docs/spec.md §2.6.
 INVALID_FILTERS: Final[list[tuple[str, Any, str]]] = [
     ("unknown operator", {"price": {"$foo": 1}}, "Unsupported operator: $foo"),
     ("field operator at the root", {"$gt": 1}, "Invalid top-level operator: $gt"),
@@ -214,7 +214,7 @@ def _row(
     return Row(label, call, error, operation, status, phrase, reads_allowed)
 
 
-#: Every row of SPEC §3.3 that a call can trigger (limits of the manifest are in their own test).
+#: Every row of docs/spec.md §3.3 that a call can trigger (limits of the manifest are in their own test).
 ROWS: Final[list[Row]] = [
     _row(
         "no vectors", "UPSERT", "EMPTY_VECTORS", "vectors must not be empty", lambda s, i, d: s.upsert(i, [])

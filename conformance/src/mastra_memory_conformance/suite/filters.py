@@ -1,4 +1,4 @@
-"""Filter operators on the shared data (SPEC §2.3, §8.2): exact id sets, driven by the manifest.
+"""Filter operators on the shared data (docs/spec.md §2.3, §8.2): exact id sets, driven by the manifest.
 
 ``FilterOperatorsSuite`` runs every §8.2 row on D8 and D9, every §2.3 example on the sample records
 r1–r5, and the memory-compatibility block, plus the rules the tables only imply: NOT versus NOR, empty

@@ -1,4 +1,4 @@
-"""``Memory.recall`` end to end (SPEC §5.3–§5.6, §8.3 M1–M9) on the target's (storage, vector) pair.
+"""``Memory.recall`` end to end (docs/spec.md §5.3–§5.6, §8.3 M1–M9) on the target's (storage, vector) pair.
 
 ``MemoryRecallSuite`` builds a ``Memory`` from the target's vector store and its ``MemoryStorage`` — or,
 when the target has none, the embedded SQLite storage in a temporary file — with the deterministic
@@ -68,13 +68,14 @@ class RecallRun:
         return [i.removeprefix(self.scenario.prefix) for i in ids]
 
     def default_index(self, dimension: int) -> str:
-        """The default memory index name for ``dimension`` with the store's separator (SPEC §5.5)."""
+        """The default memory index name for ``dimension`` with the store's separator (docs/spec.md §5.5)."""
         sep = self.vector.index_separator
         base = f"memory{sep}messages"
         return base if dimension == 1536 else f"{base}{sep}{dimension}"
 
     async def memory_indexes(self, *extra: str) -> list[str]:
-        """The message index set (SPEC §5.5) as the store lists it, plus ``extra`` names that exist."""
+        """The message index set (docs/spec.md §5.5) as the store lists it, plus ``extra`` names that
+        exist."""
         sep = self.vector.index_separator
         base = f"memory{sep}messages"
         native = {self.vector.to_native_index_name(name) for name in extra}
@@ -159,7 +160,7 @@ async def _run(
 
 @pytest.mark.asyncio
 class MemoryRecallSuite:
-    """SPEC §8.3 M1–M9 and the delete cascades of §5.6 on the target's (storage, vector) pair."""
+    """docs/spec.md §8.3 M1–M9 and the delete cascades of §5.6 on the target's (storage, vector) pair."""
 
     @pytest.mark.parametrize("case", _CASES)
     async def test_recall_scenario(

@@ -1,4 +1,5 @@
-"""Metadata round-trip (SPEC §3.6) and the truth of declared deviations (SPEC §2.9, issue rule 3).
+"""Metadata round-trip (docs/spec.md §3.6) and the truth of declared deviations (docs/spec.md §2.9, issue
+rule 3).
 
 ``MetadataRoundTripSuite`` writes a fixed record (unicode, nested dict, empty list, empty dict, null,
 bools, ints, floats, 2^53 − 1, a datetime, a tuple) and compares what comes back exactly — types too:
@@ -42,7 +43,7 @@ from . import (
 
 __all__ = ["ROUND_TRIP_RECORD", "DeclaredDeviationsSuite", "MetadataRoundTripSuite"]
 
-#: The fixed record of SPEC §3.6.
+#: The fixed record of docs/spec.md §3.6.
 ROUND_TRIP_RECORD: Final[dict[str, Any]] = {
     "text": "héllo wörld — 你好 👋 שלום مرحبا",
     "quotes": 'it\'s "quoted" \\ back\\slash\nnew line\ttab',
@@ -64,7 +65,7 @@ ROUND_TRIP_RECORD: Final[dict[str, Any]] = {
     "mixed": [True, None, "s", 1, {"k": "v"}],
     "strings": ["a", "b", "ü"],
 }
-#: What the record means as JSON (SPEC §3.6: datetime -> canonical timestamp, tuple -> list).
+#: What the record means as JSON (docs/spec.md §3.6: datetime -> canonical timestamp, tuple -> list).
 CANONICAL_RECORD: Final[dict[str, Any]] = {
     **{k: v for k, v in ROUND_TRIP_RECORD.items() if k not in ("when", "pair")},
     "when": "2024-03-05T14:07:00.123Z",

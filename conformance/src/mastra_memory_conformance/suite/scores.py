@@ -1,4 +1,4 @@
-"""Portable scores (SPEC §3.4): per metric, recomputed by brute force from the stored vectors.
+"""Portable scores (docs/spec.md §3.4): per metric, recomputed by brute force from the stored vectors.
 
 ``ScoresSuite`` writes random vectors of varied norms (plus the query itself and three copies of one
 vector), queries with ``include_vector=True`` and checks, for every metric the manifest declares:

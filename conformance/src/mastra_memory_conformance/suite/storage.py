@@ -1,4 +1,4 @@
-"""Memory storage (SPEC §4): threads, messages, include windows, resource isolation, writes and bumps.
+"""Memory storage (docs/spec.md §4): threads, messages, include windows, resource isolation, writes and bumps.
 
 ``MemoryStorageSuite`` runs against the target's ``MemoryStorage`` (targets without one are skipped with
 "<adapter> provides no MemoryStorage"). It checks the exact algorithm of ``list_messages`` (§4.3) —
@@ -90,7 +90,7 @@ async def _threads(storage: MemoryStorage, prefix: str, *rows: tuple[str, str]) 
 
 @pytest.mark.asyncio
 class MemoryStorageSuite:
-    """SPEC §4 against the target's ``MemoryStorage``."""
+    """docs/spec.md §4 against the target's ``MemoryStorage``."""
 
     # --- §8.3 S1–S8 -----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Vector basics and index lifecycle (SPEC §3.1, §3.2, §3.5, §3.7).
+"""Vector basics and index lifecycle (docs/spec.md §3.1, §3.2, §3.5, §3.7).
 
 ``IndexLifecycleSuite``: ``create_index`` is idempotent (same dimension: no-op; another metric: the
 existing one is kept with a warning; another dimension: ``IndexDimensionMismatchError`` naming both),
@@ -36,7 +36,7 @@ from . import Item, expected_error_id, load, query_limit, settle
 
 __all__ = ["IndexLifecycleSuite", "VectorBasicsSuite"]
 
-#: float32 storage is acceptable (SPEC §3.2): relative error of one float32 rounding, plus a floor.
+#: float32 storage is acceptable (docs/spec.md §3.2): relative error of one float32 rounding, plus a floor.
 FLOAT32_RTOL = 2e-7
 FLOAT32_ATOL = 1e-7
 

@@ -1,4 +1,4 @@
-"""The embedded SQLite ``MemoryStorage`` (SPEC §4): the reference implementation of the contract.
+"""The embedded SQLite ``MemoryStorage`` (docs/spec.md §4): the reference implementation of the contract.
 
 Layout: tables ``mastra_threads``, ``mastra_messages`` and ``mastra_resources``. Timestamps are integer
 epoch milliseconds, so ordering by ``(created_at, id)`` is exact; message content and metadata are JSON
@@ -394,7 +394,8 @@ class SQLiteStorage:
         per_page: PerPage | None = 100,
         order_by: ThreadOrderByInput | None = None,
     ) -> ThreadPage:
-        """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (SPEC §4.4)."""
+        """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (docs/spec.md
+        §4.4)."""
         query = validate_list_threads_args(filter, page, per_page, order_by, store=STORE)
         return await self._call("LIST_THREADS", lambda conn: self._list_threads(conn, query), write=False)
 
@@ -443,7 +444,7 @@ class SQLiteStorage:
         order_by: OrderByInput | None = None,
         include_total: bool = True,
     ) -> MessagePage:
-        """Messages of one or more threads plus include windows, exactly as SPEC §4.3 describes."""
+        """Messages of one or more threads plus include windows, exactly as docs/spec.md §4.3 describes."""
         query = validate_list_messages_args(
             thread_id, resource_id, include, per_page, page, filter, order_by, include_total, store=STORE
         )
@@ -619,7 +620,7 @@ class SQLiteStorage:
 
     @staticmethod
     def _bump(conn: sqlite3.Connection, thread_ids: Iterable[str]) -> None:
-        """Set ``updated_at = max(now, previous + 1 ms)`` on each existing thread (SPEC §4.5)."""
+        """Set ``updated_at = max(now, previous + 1 ms)`` on each existing thread (docs/spec.md §4.5)."""
         now = utc_now()
         for thread_id in sorted(set(thread_ids)):
             row = conn.execute("SELECT updated_at FROM mastra_threads WHERE id = ?", (thread_id,)).fetchone()
@@ -648,7 +649,7 @@ class SQLiteStorage:
         )
 
     async def save_messages(self, messages: Sequence[MessageInput]) -> list[MastraDBMessage]:
-        """Upsert messages by id in one transaction (SPEC §4.5) and return them as stored.
+        """Upsert messages by id in one transaction (docs/spec.md §4.5) and return them as stored.
 
         Input may be v2, legacy v1 or camelCase (see :func:`normalize_messages`). Each message needs an
         existing thread (ThreadNotFoundError); a missing ``resource_id`` is taken from the thread and a
@@ -708,7 +709,7 @@ class SQLiteStorage:
         return await self._call(operation, write, write=True)
 
     async def update_messages(self, updates: Sequence[MessageUpdateInput]) -> list[MastraDBMessage]:
-        """Apply partial updates in one transaction and return the updated messages (SPEC §4.5).
+        """Apply partial updates in one transaction and return the updated messages (docs/spec.md §4.5).
 
         Only given fields change. ``content`` is merged one level (given keys replace stored ones) and
         ``content.metadata`` one level deeper. A new ``thread_id`` moves the message and takes the new
@@ -969,7 +970,7 @@ _CONTENT_ALIASES = _content_field_names()
 
 
 def _merge_content(stored: dict[str, Any], patch: Mapping[str, Any], message_id: str, operation: str) -> Any:
-    """Merge a content patch one level deep, and ``metadata`` one level deeper (SPEC §4.5)."""
+    """Merge a content patch one level deep, and ``metadata`` one level deeper (docs/spec.md §4.5)."""
     merged = dict(stored)
     for key, value in patch.items():
         name = _CONTENT_ALIASES.get(key, key)

@@ -2,7 +2,8 @@
 
 The store has no query language of its own, so its "native filter" is a function ``metadata -> bool``.
 Only the operators of the manifest are compiled; the ``FilterTranslator`` base rejects every other one
-with ``UnsupportedFilterError`` before the store is touched. The meaning follows SPEC §2.3/§2.4, written
+with ``UnsupportedFilterError`` before the store is touched. The meaning follows docs/spec.md §2.3/§2.4,
+written
 out here rather than borrowed from the core's reference evaluator: the conformance kit compares this code
 with that evaluator, which would prove nothing if one called the other.
 
