@@ -18,6 +18,9 @@ from mastra_memory_conformance.servers import FERRETDB_VERSION
 
 from .support import unavailable
 
+# The module fixture builds the server on a fresh machine (Maven / Go, minutes): a generous per-test bound.
+pytestmark = pytest.mark.timeout(1200)
+
 try:
     from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
     from pymongo.collection import Collection

@@ -17,6 +17,9 @@ from mastra_memory_conformance.servers import KNN_VERSION, OPENSEARCH_VERSION
 
 from .support import unavailable
 
+# The module fixture builds the server on a fresh machine (Maven / Go, minutes): a generous per-test bound.
+pytestmark = pytest.mark.timeout(1200)
+
 try:
     from opensearchpy import OpenSearch, helpers
 except ImportError:  # pragma: no cover - depends on the environment

@@ -50,6 +50,7 @@ from typing import Final
 import pytest
 from hypothesis import HealthCheck, settings
 
+from . import timeouts
 from .fixtures import (
     KIT_KEY,
     OUTCOME_KEY,
@@ -184,6 +185,8 @@ def pytest_configure(config: pytest.Config) -> None:
         kit_version = version("mastra-memory-conformance")
     except Exception:  # pragma: no cover - the kit runs from an installed distribution
         kit_version = ""
+    if not config.pluginmanager.is_registered(timeouts):
+        config.pluginmanager.register(timeouts, "mastra_memory_conformance.timeouts")
     kit = KitSession(_select(_requested(config)), ConformanceReport(kit_version))
     config.stash[KIT_KEY] = kit
     for target in kit.targets:
