@@ -1,37 +1,16 @@
 """Portable scores (docs/spec.md §3.4): higher is better and depends only on the metric and the two vectors.
 
 ``cosine`` -> cosine similarity in [-1, 1]; ``dotproduct`` -> inner product; ``euclidean`` ->
-``1 / (1 + L2 distance)`` in (0, 1]. Adapters convert their backend's native value with these helpers.
+``1 / (1 + L2 distance)`` in (0, 1]. :func:`exact_scores` computes them by brute force (the exact stores
+and the conformance oracle).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import numpy.typing as npt
 
 from .capabilities import Metric
-
-
-def from_cosine_distance(distance: float) -> float:
-    """``1 - d`` where ``d = 1 - cos`` (pgvector ``<=>``, LanceDB, S3 Vectors)."""
-    return 1.0 - float(distance)
-
-
-def from_euclidean_distance(distance: float) -> float:
-    """``1 / (1 + d)`` for a plain L2 distance."""
-    return 1.0 / (1.0 + float(distance))
-
-
-def from_squared_euclidean(squared: float) -> float:
-    """``1 / (1 + sqrt(s))`` for a squared L2 distance (Pinecone, LanceDB)."""
-    return 1.0 / (1.0 + math.sqrt(max(float(squared), 0.0)))
-
-
-def from_negative_inner_product(value: float) -> float:
-    """pgvector's ``<#>`` returns ``-ip``."""
-    return -float(value)
 
 
 def exact_scores(

@@ -16,38 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .operators import ALL_OPERATORS as ALL_OPERATORS
+
 Scalar: TypeAlias = str | int | float | bool | None
 Path: TypeAlias = tuple[str, ...]
 
 ComparisonOp = Literal[
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists", "$contains"
 ]
-
-#: Operators that appear as keys of an operator document (field level).
-FIELD_OPERATORS: frozenset[str] = frozenset(
-    {
-        "$eq",
-        "$ne",
-        "$gt",
-        "$gte",
-        "$lt",
-        "$lte",
-        "$in",
-        "$nin",
-        "$all",
-        "$size",
-        "$exists",
-        "$contains",
-        "$regex",
-        "$options",
-        "$elemMatch",
-        "$not",
-    }
-)
-#: Logical operators that combine documents.
-LOGICAL_OPERATORS: frozenset[str] = frozenset({"$and", "$or", "$nor", "$not"})
-#: Every operator name a capability manifest may declare.
-ALL_OPERATORS: frozenset[str] = (FIELD_OPERATORS | LOGICAL_OPERATORS) - {"$options"}
 
 
 def dotted(path: Path) -> str:
@@ -152,7 +128,6 @@ class Not:
 
 
 Node: TypeAlias = Comparison | Regex | ElemMatch | And | Or | Nor | Not
-LogicalNode: TypeAlias = And | Or | Nor | Not
 
 
 def walk(node: Node) -> list[Node]:

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ..timestamps import canonical_timestamp
 from .ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
+from .operators import RANGE
 from .parse import parse
 from .regex import compile_regex
 
@@ -42,7 +43,6 @@ class _Missing:
 MISSING: Final = _Missing()
 _NODE_TYPES: Final = (Comparison, Regex, ElemMatch, And, Or, Nor, Not)
 _NO_FIELDS: Final[Mapping[str, Any]] = {}
-_RANGES: Final = frozenset({"$gt", "$gte", "$lt", "$lte"})
 
 
 def evaluate(filter: Mapping[str, Any] | Node | None, metadata: Mapping[str, Any] | None) -> bool:
@@ -175,7 +175,7 @@ def _comparison(node: Comparison, document: Any) -> bool:
     elif op == "$eq" or op == "$ne":
         found = _any_equal(_values(document, node.path, True), operand)
         return found if op == "$eq" else not found
-    elif op in _RANGES:
+    elif op in RANGE:
         return any(_ordered(v, op, operand) for v in _values(document, node.path, True))
     elif op == "$exists":
         present = any(v is not MISSING for v in _values(document, node.path, False))

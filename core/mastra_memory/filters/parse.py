@@ -16,7 +16,6 @@ from typing import Any, Final
 from ..errors import FilterError, ValidationError
 from ..timestamps import canonical_timestamp
 from .ast import (
-    FIELD_OPERATORS,
     And,
     Comparison,
     ComparisonOp,
@@ -29,12 +28,10 @@ from .ast import (
     Regex,
     Scalar,
 )
+from .operators import EQUALITY, FIELD_OPERATORS, LIST, RANGE
 from .regex import normalise_options, option_problems, regex_problems
 
 _LOGICAL_LISTS: Final[dict[str, type[And] | type[Or] | type[Nor]]] = {"$and": And, "$or": Or, "$nor": Nor}
-_EQUALITY: Final[frozenset[str]] = frozenset({"$eq", "$ne", "$contains"})
-_RANGES: Final[frozenset[str]] = frozenset({"$gt", "$gte", "$lt", "$lte"})
-_LISTS: Final[frozenset[str]] = frozenset({"$in", "$nin", "$all"})
 # Operators that make a document an operator document when they are its only keys (``$not`` is both).
 _BARE_OPERATORS: Final[frozenset[str]] = FIELD_OPERATORS - {"$not"}
 
@@ -184,13 +181,13 @@ class _Parser:
         if op in _LOGICAL_LISTS:
             self.problem(f"Logical operator {op} cannot be used at field level: {where}")
             return []
-        if op in _EQUALITY or op in _RANGES:
-            if op in _RANGES and (isinstance(operand, bool) or not isinstance(operand, _RANGE_TYPES)):
+        if op in EQUALITY or op in RANGE:
+            if op in RANGE and (isinstance(operand, bool) or not isinstance(operand, _RANGE_TYPES)):
                 self.problem(f"{op} requires a number, string or datetime: {where}")
                 return []
             value = self.scalar(op, operand, loc)
             return [] if isinstance(value, _Invalid) else [Comparison(path, _COMPARISON_OPS[op], value)]
-        if op in _LISTS:
+        if op in LIST:
             values = self.scalars(op, operand, loc)
             return [Comparison(path, _COMPARISON_OPS[op], values)] if values is not None else []
         if op == "$exists":

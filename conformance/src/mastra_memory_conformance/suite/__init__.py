@@ -66,6 +66,7 @@ import pytest
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import FilterError, UnsupportedFilterError, error_id
 from mastra_memory.filters import And, Comparison, ElemMatch, Node, Nor, Not, Or, Regex, matches, parse, walk
+from mastra_memory.filters.operators import RANGE
 from mastra_memory.vector import MastraVector, QueryResult
 
 from ..datasets import Dataset, make_vector, products, sample_metadata
@@ -110,7 +111,6 @@ KNOWN_DEVIATIONS: Final = frozenset(
         "quantised",
     }
 )
-_RANGES: Final = frozenset({"$gt", "$gte", "$lt", "$lte"})
 _CITATION: Final = re.compile(r"§8\.2 #(\d+[ab]?)\b")
 
 
@@ -255,7 +255,7 @@ def _filter_deviations(capabilities: AdapterCapabilities, node: Node) -> Iterabl
             continue
         if (
             declares(capabilities, "no-string-ranges")
-            and current.op in _RANGES
+            and current.op in RANGE
             and isinstance(current.value, str)
         ):
             yield "no-string-ranges", frozenset({current.op})

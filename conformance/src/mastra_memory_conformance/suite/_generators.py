@@ -20,6 +20,7 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 from mastra_memory.capabilities import AdapterCapabilities
+from mastra_memory.filters.operators import RANGE
 
 from . import INT64_MAX, declares
 
@@ -113,7 +114,6 @@ PATTERNS: Final = (
     "😀",
 )
 _REGEX_OPTIONS: Final = ("", "i", "m", "s", "ims")
-_RANGES: Final = ("$gt", "$gte", "$lt", "$lte")
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ def _operator_documents(
             st.sampled_from(_REGEX_OPTIONS),
         ),
     }
-    for op in _RANGES:
+    for op in sorted(RANGE):
         builders[op] = st.builds(lambda v, op=op: {op: v}, ranges)
     if documents is not None:
         builders["$elemMatch"] = st.builds(lambda d: {"$elemMatch": d}, documents.filter(_reads_as_document))
