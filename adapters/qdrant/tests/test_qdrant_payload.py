@@ -1,6 +1,9 @@
-"""The payload layout: metadata verbatim, the original id, and the filter document filters read."""
+"""The payload layout: metadata verbatim, the original id, the vector norm, and the filter document."""
 
 from __future__ import annotations
+
+import numpy as np
+import pytest
 
 from mastra_memory_qdrant.payload import (
     build_payload,
@@ -9,6 +12,8 @@ from mastra_memory_qdrant.payload import (
     integer_out_of_range,
     metadata_of,
     path_code,
+    restore_vector,
+    vector_norm,
 )
 
 
@@ -57,9 +62,11 @@ def test_arrays_of_objects_are_traversed_and_kept_as_elements() -> None:
 
 def test_payload_keeps_metadata_verbatim_beside_the_reserved_keys() -> None:
     metadata = {"n": 1.0, 'qu"ote': {"x": [1, None]}}
-    payload = build_payload("my-id", metadata)
+    payload = build_payload("my-id", metadata, 5.0)
     assert payload["_mastra_id"] == "my-id"
+    assert payload["_mastra_norm"] == 5.0
     assert "_mastra_f" in payload
+    assert "_mastra_norm" not in build_payload("my-id", metadata, None)
     assert metadata_of(payload) == metadata
     assert isinstance(metadata_of(payload)["n"], float)
     assert metadata_of(None) == {}
@@ -69,3 +76,16 @@ def test_integers_beyond_int64_are_found_with_their_path() -> None:
     assert integer_out_of_range({"a": {"b": [1, 2**63]}}) == "a.b[1]"
     assert integer_out_of_range({"a": -(2**63) - 1}) == "a"
     assert integer_out_of_range({"a": 2**63 - 1, "b": True, "c": 1e300}) is None
+
+
+def test_restore_vector_scales_the_unit_vector_back_to_the_recorded_norm() -> None:
+    written = [3.0, 0.0, 4.0]
+    payload = build_payload("id", {}, vector_norm(written))
+    # what Qdrant returns on a cosine collection: the unit vector in float32 (0.6 and 0.8 are inexact)
+    returned = [float(np.float32(x)) for x in (0.6, 0.0, 0.8)]
+    restored = restore_vector(returned, payload)
+    assert restored == pytest.approx(written, rel=1e-7, abs=1e-12)
+    # the engine's normalisation factor cancels out: a slightly off unit vector still restores exactly
+    assert restore_vector([x * (1 + 3e-7) for x in returned], payload) == pytest.approx(written, rel=1e-7)
+    assert restore_vector(returned, build_payload("id", {}, None)) == returned  # written before norms
+    assert restore_vector([0.0, 0.0, 0.0], build_payload("id", {}, 0.0)) == [0.0, 0.0, 0.0]

@@ -7,11 +7,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import qdrant_edge as qe
 from mastra_memory.errors import IndexNotFoundError, UnsupportedFilterError, ValidationError
 from mastra_memory.filters import evaluate
-from mastra_memory.vector import MASTRA_ID_NAMESPACE
+from mastra_memory.vector import MASTRA_ID_NAMESPACE, QueryResult
 
 from mastra_memory_qdrant.backend import IndexInfo
 from mastra_memory_qdrant.store import QdrantVector, point_id
@@ -176,6 +177,63 @@ async def test_scores_are_portable(
     await store.upsert("scores", [stored], None, ["only"])
     (hit,) = await store.query("scores", query, top_k=1)
     assert math.isclose(hit.score, score, rel_tol=1e-5)
+
+
+# --- vectors as written (docs/spec.md §3.2) ----------------------------------------------------------------
+
+#: float32 storage: one rounding of the written value, with a little room for the engine's normalisation.
+FLOAT32_RTOL = 2e-7
+
+
+def assert_written(hits: list[QueryResult], expected: dict[str, list[float]]) -> None:
+    assert {h.id for h in hits} == set(expected)
+    for hit in hits:
+        assert hit.vector is not None, hit.id
+        np.testing.assert_allclose(hit.vector, expected[hit.id], rtol=FLOAT32_RTOL, atol=0, err_msg=hit.id)
+        assert not any(key.startswith("_mastra_") for key in hit.metadata), hit.metadata
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean", "dotproduct"])
+async def test_include_vector_returns_the_written_vector_after_every_write(
+    store: QdrantVector, metric: Any
+) -> None:
+    """Qdrant keeps a cosine collection's vectors normalised: [3, 0, 4] must still come back as [3, 0, 4]."""
+    written = {
+        "a": [3.0, 0.0, 4.0, 0.0],
+        "b": [0.02, -0.5, 7.0, 1.25],
+        "c": [-120.0, 35.5, 0.001, 64.0],
+        "d": [6.0, 0.0, 8.0, 0.0],  # a's direction, another norm
+    }
+    await store.create_index("asis", 4, metric=metric)
+    await store.upsert("asis", list(written.values()), [{"g": k in "ab"} for k in written], list(written))
+    hits = await store.query("asis", [1.0, 0.5, 0.25, 0.0], top_k=10, include_vector=True)
+    assert_written(hits, written)
+
+    expected = dict(written)
+    expected["a"] = [9.0, -2.0, 0.5, 30.0]
+    await store.update_vector("asis", id="a", update={"vector": expected["a"]})
+    await store.update_vector("asis", id="b", update={"metadata": {"g": True, "only": "metadata"}})
+    expected["c"] = [0.0, 0.0, -0.03, 0.04]
+    await store.update_vector("asis", id="c", update={"vector": expected["c"], "metadata": {"g": False}})
+    assert_written(await store.query("asis", [1.0, 0.5, 0.25, 0.0], top_k=10, include_vector=True), expected)
+
+    # by filter: a vector for every match (b and a), then new metadata alone (c and d keep theirs)
+    expected["a"] = expected["b"] = [-2.5, 1.0, 12.0, 0.75]
+    await store.update_vector("asis", filter={"g": True}, update={"vector": expected["a"]})
+    await store.update_vector("asis", filter={"g": False}, update={"metadata": {"g": False, "n": 1}})
+    hits = await store.query("asis", [1.0, 0.5, 0.25, 0.0], top_k=10, include_vector=True)
+    assert_written(hits, expected)
+    assert {h.id: h.metadata for h in hits}["d"] == {"g": False, "n": 1}
+
+
+async def test_cosine_vectors_of_any_norm_come_back_to_float32_precision(store: QdrantVector) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(40, 96)) * rng.uniform(1e-3, 1e3, size=(40, 1))
+    ids = [f"r{i:02d}" for i in range(40)]
+    await store.create_index("norms", 96)
+    await store.upsert("norms", vectors.tolist(), None, ids)
+    hits = await store.query("norms", vectors[0].tolist(), top_k=40, include_vector=True)
+    assert_written(hits, dict(zip(ids, vectors.tolist(), strict=True)))
 
 
 # --- filters on the engines -------------------------------------------------------------------------------

@@ -16,7 +16,25 @@ from mastra_memory.capabilities import Metric
 
 from .translate import QFilter
 
-__all__ = ["Hit", "IndexInfo", "PointRecord", "QdrantBackend"]
+__all__ = ["Hit", "IndexInfo", "PointRecord", "QdrantBackend", "payload_groups"]
+
+
+def payload_groups(
+    vectors: list[tuple[str, list[float], dict[str, Any]]],
+) -> list[tuple[dict[str, Any], list[str]]]:
+    """The payload keys of :meth:`QdrantBackend.set_vectors` as (keys, point ids) runs of equal keys.
+
+    An update by filter gives every point the same vector and norm: one payload request per page.
+    """
+    groups: list[tuple[dict[str, Any], list[str]]] = []
+    for pid, _, values in vectors:
+        if not values:
+            continue
+        if groups and groups[-1][0] == values:
+            groups[-1][1].append(pid)
+        else:
+            groups.append((values, [pid]))
+    return groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,16 +120,16 @@ class QdrantBackend(ABC):
         """One page of ``(point id, payload without the filter document)`` and the next offset."""
 
     @abstractmethod
-    async def existing(self, name: str, point_ids: list[str]) -> list[str]:
-        """Those of ``point_ids`` that exist."""
+    async def existing(self, name: str, point_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Those of ``point_ids`` that exist, each with its reserved payload keys (id and vector norm)."""
 
     @abstractmethod
     async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
         """Replace the whole payload of each point."""
 
     @abstractmethod
-    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float]]]) -> None:
-        """Replace the vector of each point."""
+    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float], dict[str, Any]]]) -> None:
+        """Replace the vector of each point and set the given payload keys beside it (keeping the others)."""
 
     @abstractmethod
     async def delete_points(self, name: str, point_ids: list[str]) -> None:

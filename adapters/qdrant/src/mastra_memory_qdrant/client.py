@@ -10,8 +10,8 @@ from typing import Any, Final, cast
 from mastra_memory.capabilities import Metric
 from qdrant_client import AsyncQdrantClient, models
 
-from .backend import Hit, IndexInfo, PointRecord, QdrantBackend
-from .payload import FILTER_ROOT, RESERVED_ID
+from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
+from .payload import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
 from .settings import QdrantSettings
 from .translate import QFilter, render_client
 
@@ -161,14 +161,14 @@ class ClientBackend(QdrantBackend):
         )
         return [(_point_id(r.id), dict(r.payload or {})) for r in records], following
 
-    async def existing(self, name: str, point_ids: list[str]) -> list[str]:
+    async def existing(self, name: str, point_ids: list[str]) -> dict[str, dict[str, Any]]:
         records = await self.client.retrieve(
             name,
             point_ids,
-            with_payload=models.PayloadSelectorInclude(include=[RESERVED_ID]),
+            with_payload=models.PayloadSelectorInclude(include=[RESERVED_ID, RESERVED_NORM]),
             with_vectors=False,
         )
-        return [_point_id(r.id) for r in records]
+        return {_point_id(r.id): dict(r.payload or {}) for r in records}
 
     async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
         operations: list[models.UpdateOperation] = [
@@ -180,11 +180,21 @@ class ClientBackend(QdrantBackend):
         if operations:
             await self.client.batch_update_points(name, update_operations=operations, wait=True)
 
-    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float]]]) -> None:
-        if vectors:
-            await self.client.update_vectors(
-                name, points=[models.PointVectors(id=pid, vector=vec) for pid, vec in vectors], wait=True
+    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float], dict[str, Any]]]) -> None:
+        if not vectors:
+            return
+        operations: list[models.UpdateOperation] = [
+            models.UpdateVectorsOperation(
+                update_vectors=models.UpdateVectors(
+                    points=[models.PointVectors(id=pid, vector=vec) for pid, vec, _ in vectors]
+                )
             )
+        ]
+        operations.extend(
+            models.SetPayloadOperation(set_payload=models.SetPayload(payload=values, points=list(pids)))
+            for values, pids in payload_groups(vectors)
+        )
+        await self.client.batch_update_points(name, update_operations=operations, wait=True)
 
     async def delete_points(self, name: str, point_ids: list[str]) -> None:
         if point_ids:

@@ -32,8 +32,8 @@ from typing import Any, Final, TypeVar, cast
 import qdrant_edge as qe
 from mastra_memory.capabilities import Metric
 
-from .backend import Hit, IndexInfo, PointRecord, QdrantBackend
-from .payload import FILTER_ROOT
+from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
+from .payload import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
 from .settings import QdrantSettings
 from .translate import Condition, QFilter, QMatch, QMatchAny, QNested, QRange
 
@@ -355,9 +355,10 @@ class EdgeBackend(QdrantBackend):
         records, following = await self._run(name, lambda shard: shard.scroll(request))
         return [(str(r.id), dict(r.payload or {})) for r in records], following
 
-    async def existing(self, name: str, point_ids: list[str]) -> list[str]:
-        records = await self._run(name, lambda shard: shard.retrieve(list(point_ids), False, False))
-        return [str(r.id) for r in records]
+    async def existing(self, name: str, point_ids: list[str]) -> dict[str, dict[str, Any]]:
+        selector = qe.PayloadSelector.Include([RESERVED_ID, RESERVED_NORM])
+        records = await self._run(name, lambda shard: shard.retrieve(list(point_ids), selector, False))
+        return {str(r.id): dict(r.payload or {}) for r in records}
 
     async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
         def apply(shard: qe.EdgeShard) -> None:
@@ -367,10 +368,16 @@ class EdgeBackend(QdrantBackend):
         if payloads:
             await self._run(name, apply)
 
-    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float]]]) -> None:
+    async def set_vectors(self, name: str, vectors: list[tuple[str, list[float], dict[str, Any]]]) -> None:
+        def apply(shard: qe.EdgeShard) -> None:
+            shard.update(
+                qe.UpdateOperation.update_vectors([qe.PointVectors(pid, vec) for pid, vec, _ in vectors])
+            )
+            for values, pids in payload_groups(vectors):
+                shard.update(qe.UpdateOperation.set_payload(list(pids), values))
+
         if vectors:
-            operation = qe.UpdateOperation.update_vectors([qe.PointVectors(pid, vec) for pid, vec in vectors])
-            await self._run(name, lambda shard: shard.update(operation))
+            await self._run(name, apply)
 
     async def delete_points(self, name: str, point_ids: list[str]) -> None:
         if point_ids:

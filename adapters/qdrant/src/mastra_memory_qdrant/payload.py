@@ -1,9 +1,14 @@
 """How a record's metadata is laid out in a Qdrant payload so that every filter is exact.
 
-A point's payload is ``{**metadata, "_mastra_id": <original id>, "_mastra_f": <filter document>}``:
+A point's payload is ``{**metadata, "_mastra_id": <original id>, "_mastra_norm": <L2 norm of the
+written vector>, "_mastra_f": <filter document>}``:
 
 * the metadata itself, verbatim at the top level — what reads return and what a person sees in Qdrant;
 * ``_mastra_id``, the caller's id (docs/spec.md §3.5: point ids are UUIDs, the original is kept here);
+* ``_mastra_norm``, the L2 norm of the vector as written (float64). Qdrant normalises vectors of a cosine
+  collection on write and returns the unit vector, while a query with ``include_vector=True`` must return
+  the stored one (docs/spec.md §3.2): :func:`restore_vector` scales what Qdrant returns back to this norm.
+  It is written for every metric, so every vector write keeps it in step whatever the index's metric;
 * ``_mastra_f``, a *filter document* derived from the metadata, which is what filters look at.
 
 Why a derived document: Qdrant's own conditions cannot express MongoDB semantics over arbitrary
@@ -38,8 +43,11 @@ and facts are unambiguous, and every Qdrant key built from them is a plain ident
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "ELEMENTS_PREFIX",
@@ -48,6 +56,7 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "RESERVED_ID",
+    "RESERVED_NORM",
     "VALUES_PREFIX",
     "build_payload",
     "encode_key",
@@ -56,9 +65,12 @@ __all__ = [
     "integer_out_of_range",
     "metadata_of",
     "path_code",
+    "restore_vector",
+    "vector_norm",
 ]
 
 RESERVED_ID: Final = "_mastra_id"
+RESERVED_NORM: Final = "_mastra_norm"
 FILTER_ROOT: Final = "_mastra_f"
 FACTS_KEY: Final = "x"
 VALUES_PREFIX: Final = "v-"
@@ -180,9 +192,37 @@ def integer_out_of_range(value: Any, path: str = "") -> str | None:
     return None
 
 
-def build_payload(record_id: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload of one point: metadata, original id, filter document."""
-    return {**metadata, RESERVED_ID: record_id, FILTER_ROOT: filter_document(metadata)}
+def build_payload(record_id: str, metadata: Mapping[str, Any], norm: float | None) -> dict[str, Any]:
+    """The payload of one point: metadata, original id, vector norm (when known), filter document."""
+    payload = {**metadata, RESERVED_ID: record_id, FILTER_ROOT: filter_document(metadata)}
+    if norm is not None:
+        payload[RESERVED_NORM] = norm
+    return payload
+
+
+def vector_norm(vector: Sequence[float] | npt.NDArray[np.float64]) -> float:
+    """The L2 norm of a vector as written, in float64 (what :data:`RESERVED_NORM` holds)."""
+    return float(np.linalg.norm(np.asarray(vector, dtype=np.float64)))
+
+
+def restore_vector(returned: list[float], payload: Mapping[str, Any]) -> list[float]:
+    """The vector as written, from the unit vector Qdrant returns for a point of a cosine collection.
+
+    ``returned`` is rescaled to the norm recorded in the payload. It is divided by its own norm rather
+    than taken as exactly unit: the engine computes the norm it divides by in float32, and whatever
+    factor it used cancels out, so the result matches what was written to float32 precision. A point
+    without a recorded norm (written by an older version) comes back as Qdrant returns it; a zero
+    vector stays zero (nothing is divided by 0).
+    """
+    norm = payload.get(RESERVED_NORM)
+    if isinstance(norm, bool) or not isinstance(norm, (int, float)):
+        return returned
+    array = np.asarray(returned, dtype=np.float64)
+    length = float(np.linalg.norm(array))
+    if length == 0.0 or norm == 0.0:
+        return [0.0] * len(returned)
+    restored: list[float] = (array * (float(norm) / length)).tolist()
+    return restored
 
 
 def metadata_of(payload: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -7,8 +7,13 @@ local mode) or the embedded qdrant-edge engine:
 * **Ids** (docs/spec.md §3.5): a canonical lowercase UUID is the point id as it is; any other id becomes
   ``uuid5(MASTRA_ID_NAMESPACE, id)``. The original id is kept in the payload (``_mastra_id``) and every
   result carries it.
-* **Payload**: the metadata verbatim, the original id, and the filter document of :mod:`.payload` that
-  makes every declared operator exact. Integers outside int64 are rejected (declared ``int64-range``).
+* **Payload**: the metadata verbatim, the original id, the norm of the written vector, and the filter
+  document of :mod:`.payload` that makes every declared operator exact. Integers outside int64 are
+  rejected (declared ``int64-range``).
+* **Vectors** (docs/spec.md §3.2): Qdrant normalises the vectors of a cosine collection on write; a
+  query with ``include_vector=True`` scales the unit vector back to the norm kept in the payload
+  (``_mastra_norm``), so it returns what was written. Every vector write (upsert, ``update_vector``)
+  records the norm; a metadata-only update carries the point's norm over into its new payload.
 * **Writes**: upserts in batches of 256 points, each acknowledged once applied (``wait=True``); updates by
   filter collect the matching points with a scroll of 100 points per page, then replace their payloads
   and/or vectors page by page (docs/spec.md §3.8).
@@ -39,11 +44,14 @@ from .payload import (
     FACTS_KEY,
     FILTER_ROOT,
     RESERVED_ID,
+    RESERVED_NORM,
     VALUES_PREFIX,
     build_payload,
     integer_out_of_range,
     metadata_of,
     path_code,
+    restore_vector,
+    vector_norm,
 )
 from .settings import QdrantSettings
 from .translate import Condition, QdrantFilterTranslator, QFilter, as_filter
@@ -140,10 +148,15 @@ class QdrantVector(MastraVector):
             )
 
     def _payload(
-        self, operation: str, record_id: str, metadata: dict[str, Any], position: str
+        self, operation: str, record_id: str, metadata: dict[str, Any], position: str, norm: float | None
     ) -> dict[str, Any]:
         self._check_integers(operation, metadata, position)
-        return build_payload(record_id, metadata)
+        return build_payload(record_id, metadata, norm)
+
+    @staticmethod
+    def _stored_norm(payload: dict[str, Any]) -> float | None:
+        norm = payload.get(RESERVED_NORM)
+        return float(norm) if isinstance(norm, (int, float)) and not isinstance(norm, bool) else None
 
     @staticmethod
     def _filter(native_filter: Any) -> QFilter | None:
@@ -209,11 +222,12 @@ class QdrantVector(MastraVector):
     async def _upsert(
         self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
     ) -> None:
+        norms = np.linalg.norm(vectors, axis=1).tolist()
         points = [
             PointRecord(
                 point_id(rid),
                 vectors[i].tolist(),
-                self._payload("UPSERT", rid, metadata[i], f"metadata[{i}]"),
+                self._payload("UPSERT", rid, metadata[i], f"metadata[{i}]", norms[i]),
             )
             for i, rid in enumerate(ids)
         ]
@@ -259,12 +273,16 @@ class QdrantVector(MastraVector):
             if len(hits) < limit or hits[top_k - 1].score != hits[-1].score:
                 break
             limit *= 2
+        # Qdrant returns a cosine collection's vectors normalised; the stored vector is what was written.
+        cosine = info.metric == "cosine"
         return [
             QueryResult(
                 id=str(hit.payload.get(RESERVED_ID, hit.point_id)),
                 score=self._score(info.metric, hit.score),
                 metadata=metadata_of(hit.payload),
-                vector=hit.vector,
+                vector=restore_vector(hit.vector, hit.payload)
+                if cosine and hit.vector is not None
+                else hit.vector,
             )
             for hit in hits
         ]
@@ -288,14 +306,18 @@ class QdrantVector(MastraVector):
     async def _update_by_id(
         self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
     ) -> None:
-        payload = self._payload("UPDATE_VECTOR", id, metadata, "metadata") if metadata is not None else None
+        if metadata is not None:
+            self._check_integers("UPDATE_VECTOR", metadata, "metadata")
         pid = point_id(id)
-        if not await self._backend.existing(name, [pid]):
+        found = await self._backend.existing(name, [pid])
+        if pid not in found:
             return
+        # The new vector's norm, else the point's own: a payload replacement must not lose it.
+        norm = vector_norm(vector) if vector is not None else self._stored_norm(found[pid])
         if vector is not None:
-            await self._backend.set_vectors(name, [(pid, vector.tolist())])
-        if payload is not None:
-            await self._backend.set_payloads(name, [(pid, payload)])
+            await self._backend.set_vectors(name, [(pid, vector.tolist(), {RESERVED_NORM: norm})])
+        if metadata is not None:
+            await self._backend.set_payloads(name, [(pid, build_payload(id, metadata, norm))])
 
     async def _update_by_filter(
         self,
@@ -307,19 +329,31 @@ class QdrantVector(MastraVector):
         if metadata is not None:
             self._check_integers("UPDATE_VECTOR", metadata, "metadata")
         flt = self._filter(native_filter)
-        matched: list[tuple[str, str]] = []
+        # (point id, original id, norm of the vector the point will hold)
+        matched: list[tuple[str, str, float | None]] = []
+        new_norm = vector_norm(vector) if vector is not None else None
         offset: Any = None
         while True:
             page, offset = await self._backend.scroll(name, flt, SCROLL_PAGE, offset)
-            matched.extend((pid, str(payload.get(RESERVED_ID, pid))) for pid, payload in page)
+            matched.extend(
+                (
+                    pid,
+                    str(payload.get(RESERVED_ID, pid)),
+                    new_norm if vector is not None else self._stored_norm(payload),
+                )
+                for pid, payload in page
+            )
             if offset is None or not page:
                 break
         for page_items in _batches(matched, SCROLL_PAGE):
             if vector is not None:
-                await self._backend.set_vectors(name, [(pid, vector.tolist()) for pid, _ in page_items])
+                values = vector.tolist()
+                await self._backend.set_vectors(
+                    name, [(pid, values, {RESERVED_NORM: new_norm}) for pid, _, _ in page_items]
+                )
             if metadata is not None:
                 await self._backend.set_payloads(
-                    name, [(pid, build_payload(rid, metadata)) for pid, rid in page_items]
+                    name, [(pid, build_payload(rid, metadata, norm)) for pid, rid, norm in page_items]
                 )
 
     async def _delete_by_ids(self, name: str, ids: list[str]) -> None:

@@ -17,7 +17,7 @@ import math
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -35,6 +35,9 @@ from ..plugin import set_item
 from . import Item, expected_error_id, load, query_limit, settle
 
 __all__ = ["IndexLifecycleSuite", "VectorBasicsSuite"]
+
+#: Every metric a manifest can declare (``AdapterCapabilities.metrics``).
+METRICS: Final[tuple[Metric, ...]] = ("cosine", "euclidean", "dotproduct")
 
 #: float32 storage is acceptable (docs/spec.md §3.2): relative error of one float32 rounding, plus a floor.
 FLOAT32_RTOL = 2e-7
@@ -59,6 +62,17 @@ async def _everything(
     top_k = query_limit(capabilities, max(expected_count, 1) + 1)
     hits = await store.query(index, query_vector(dimension), top_k=top_k, include_vector=True)
     return {hit.id: hit for hit in hits}
+
+
+def _non_unit_vectors(dimension: int) -> list[list[float]]:
+    """Four vectors, none of them unit (norms 0.095 to 212 at dimension 8); w0 and w1 point the same way."""
+    base = [(-1) ** j * (j + 1) / 3.0 for j in range(dimension)]
+    return [
+        [7.5 * x for x in base],
+        [0.02 * x for x in base],
+        [40.0 * (x + 1.0) for x in base],
+        [3.0 * math.sin(j + 0.5) + 1.25 for j in range(dimension)],
+    ]
 
 
 def _close_to(stored: list[float] | None, written: list[float]) -> bool:
@@ -400,25 +414,52 @@ class VectorBasicsSuite:
         assert set(remaining) == {"v000", "v002", "v004"}
         assert (await vector_store.describe_index(index_name)).count == 3
 
+    @pytest.mark.parametrize("metric", METRICS)
     async def test_include_vector(
         self,
         vector_store: MastraVector,
         capabilities: AdapterCapabilities,
         index_name: str,
         conformance_dimension: int,
+        metric: Metric,
     ) -> None:
-        """The stored vector comes back with ``include_vector=True`` (float32 precision), else ``None``."""
-        written = [[(-1) ** j * (j + 1) / 3.0 + i for j in range(conformance_dimension)] for i in range(3)]
-        items = [Item(f"w{i}", vec, {}) for i, vec in enumerate(written)]
-        metric: Metric = "euclidean" if "euclidean" in capabilities.metrics else "cosine"
+        """The stored vector comes back with ``include_vector=True`` (float32 precision), else ``None``.
+
+        For every declared metric, with vectors of very different norms, none of them unit: a store that
+        normalises cosine vectors on write (Qdrant) must still return what was written (docs/spec.md §3.2),
+        also after ``update_vector`` replaced the vector, the metadata, or both.
+        """
+        if metric not in capabilities.metrics:
+            pytest.skip(f"{capabilities.name} does not declare the metric {metric}")
+        written = _non_unit_vectors(conformance_dimension)
+        items = [Item(f"w{i}", vec, {"i": i}) for i, vec in enumerate(written)]
         await load(vector_store, capabilities, index_name, items, conformance_dimension, metric=metric)
-        with_vectors = await vector_store.query(index_name, written[0], top_k=3, include_vector=True)
-        assert len(with_vectors) == 3
-        for hit in with_vectors:
-            expected = written[int(hit.id[1:])]
-            assert _close_to(hit.vector, expected), f"{hit.id}: stored {hit.vector}, written {expected}"
-        without = await vector_store.query(index_name, written[0], top_k=3)
-        assert [h.vector for h in without] == [None, None, None]
+        top_k = query_limit(capabilities, len(written))
+
+        async def check(expected: dict[str, list[float]], when: str) -> None:
+            hits = await vector_store.query(index_name, written[0], top_k=top_k, include_vector=True)
+            assert len(hits) == min(top_k, len(expected)), f"{metric}, {when}: {[h.id for h in hits]}"
+            for hit in hits:
+                assert _close_to(hit.vector, expected[hit.id]), (
+                    f"{metric}, {when}: {hit.id} came back as {hit.vector}, "
+                    f"but {expected[hit.id]} was written"
+                )
+
+        await check({item.id: item.vector for item in items}, "after upsert")
+        without = await vector_store.query(index_name, written[0], top_k=top_k)
+        assert [h.vector for h in without] == [None] * len(without)
+
+        replaced = [12.5 * ((j % 5) - 2.3) for j in range(conformance_dimension)]
+        both = [-0.4 * (j + 1.7) for j in range(conformance_dimension)]
+        await vector_store.update_vector(index_name, id="w0", update={"vector": replaced})
+        await vector_store.update_vector(index_name, id="w1", update={"metadata": {"kept": True}})
+        await vector_store.update_vector(
+            index_name, id="w2", update={"vector": both, "metadata": {"both": True}}
+        )
+        await settle(vector_store, capabilities, index_name)
+        expected = {item.id: item.vector for item in items}
+        expected.update(w0=replaced, w2=both)
+        await check(expected, "after update_vector")
 
     async def test_top_k_bounds(
         self,
