@@ -13,7 +13,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -43,12 +43,17 @@ from .storage import (
 )
 from .vector import MastraVector
 
+if TYPE_CHECKING:
+    from .processors import SemanticRecall
+
 logger = logging.getLogger("mastra_memory.memory")
 
 DEFAULT_URL = "./memory.db"
 DEFAULT_EMBEDDER = "local/wordllama"
 WORKING_MEMORY_TOOL = "updateWorkingMemory"
 _WORKING_MEMORY_MARKUP = re.compile(r"<working_memory>.*?</working_memory>", re.DOTALL)
+#: Processors kept per effective request configuration; the least recently used is dropped beyond this.
+_MAX_PROCESSORS = 32
 
 
 class _Result(BaseModel):
@@ -196,7 +201,7 @@ class Memory:
         self._wm_locks: dict[str, asyncio.Lock] = {}
         self._title_tasks: set[asyncio.Task[None]] = set()
         self._title_warned = False
-        self._processor: Any = None
+        self._processors_by_config: dict[str, SemanticRecall] = {}
         self._validate_config(self.options, at_construction=True)
         self._title_model(self.options)  # warns once now if titles are on without a model
 
@@ -744,23 +749,35 @@ class Memory:
 
     # --- processors -----------------------------------------------------------------------------
 
-    def get_input_processors(self, existing: Sequence[Any] = ()) -> list[Any]:
-        """A ``SemanticRecall`` processor configured from these options (unless one already exists)."""
-        return self._processors(existing)
+    def get_input_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
+        """A ``SemanticRecall`` processor for this request's memory configuration (unless one exists).
 
-    def get_output_processors(self, existing: Sequence[Any] = ()) -> list[Any]:
-        """The same processor, for the output side (it indexes new messages)."""
-        return self._processors(existing)
+        ``request_context`` is Mastra's request context, ``{"MastraMemory": {"thread": ..., "resource_id":
+        ..., "memory_config": ...}}``: its ``memory_config`` is merged over these options like a
+        ``thread_config`` (docs/spec.md §5.2), so ``{"semanticRecall": False}`` gives no processor and a
+        request's ``topK`` or ``messageRange`` replace the instance's. An invalid one raises ``ConfigError``.
+        """
+        return self._processors(existing, request_context)
 
-    def _processors(self, existing: Sequence[Any]) -> list[Any]:
-        recall = self.options.recall
+    def get_output_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
+        """The same processor, for the output side (it indexes new messages); ``request_context`` as for
+        :meth:`get_input_processors`."""
+        return self._processors(existing, request_context)
+
+    def _processors(self, existing: Sequence[Any], request_context: Any) -> list[Any]:
+        from .processors import SemanticRecall, request_memory_config
+
+        cfg = self.config(request_memory_config(request_context))
+        recall = cfg.recall
         if recall is None or any(getattr(p, "id", None) == "semantic-recall" for p in existing):
             return []
-        if self._processor is None:
-            from .processors import SemanticRecall
-
-            # One instance for both sides, so input and output share its index cache.
-            self._processor = SemanticRecall(
+        # One instance per effective configuration, for both sides, so input and output share its index
+        # cache. The processor also honours the request's memory_config when it runs (merging it again
+        # over options that already contain it changes nothing).
+        key = repr((recall, cfg.read_only))
+        processor = self._processors_by_config.pop(key, None)
+        if processor is None:
+            processor = SemanticRecall(
                 storage=self.storage,
                 vector=self.vector,
                 embedder=self.embedder,
@@ -772,9 +789,12 @@ class Memory:
                 index_config=recall.index_config,
                 filter=recall.filter,
                 embedder_options=self.embedder_options,
-                read_only=self.options.read_only,
+                read_only=cfg.read_only,
             )
-        return [self._processor]
+        self._processors_by_config[key] = processor  # most recently used last
+        while len(self._processors_by_config) > _MAX_PROCESSORS:
+            del self._processors_by_config[next(iter(self._processors_by_config))]
+        return [processor]
 
 
 def _wider(current: IncludeItem | None, new: IncludeItem) -> IncludeItem:

@@ -275,15 +275,14 @@ def merge_config(
 ) -> MemoryConfig:
     """Deep-merge a per-call ``thread_config`` over the instance options (dicts merge; others replace).
 
-    ``semantic_recall: False`` in ``thread_config`` switches recall off for that call; ``True`` over
-    a configured dict keeps the configured options.
+    docs/spec.md §5.2: ``semantic_recall: False`` switches recall off for that call, and ``True`` is a
+    scalar that replaces the instance's options: it means all defaults (§5.1), as in Mastra's deep merge.
+    A dict over an instance ``True`` merges over the defaults.
     """
     if thread_config is None:
         return options
     override = _set_fields(MemoryConfig.from_any(thread_config))
     base = _set_fields(options)
-    if override.get("semantic_recall") is True and isinstance(base.get("semantic_recall"), dict):
-        override.pop("semantic_recall")
     if base.get("semantic_recall") is True and isinstance(override.get("semantic_recall"), dict):
         base["semantic_recall"] = {}
     return MemoryConfig.from_any(_deep_merge(base, override))

@@ -15,7 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 from .embedders.base import Embedder, EmbedderSpec
 from .errors import ConfigError, MastraMemoryError, ResourceScopeError
 from .indexing import MessageIndexer, trace_recall
-from .memory_config import MessageRange, SemanticRecallConfig, config_error
+from .memory_config import MemoryConfig, MessageRange, SemanticRecallConfig, config_error, merge_config
 from .message_list import MessageList
 from .messages import MastraDBMessage, MessageInput, message_text, normalize_messages, render_text
 from .recall_format import format_cross_thread_messages
@@ -24,6 +24,8 @@ from .vector import IndexConfig, MastraVector
 
 MEMORY_CONTEXT_KEY = "MastraMemory"
 _USER_SIGNALS = frozenset({"user", "user-message"})
+#: Indexers kept per (index name, index config) a request asked for; the oldest is dropped beyond this.
+_MAX_REQUEST_INDEXERS = 32
 
 
 def _get(obj: Any, *names: str) -> Any:
@@ -48,13 +50,32 @@ def _as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def request_memory_config(request_context: Any) -> Any:
+    """The request's ``memory_config`` (Mastra's ``requestContext.get("MastraMemory").memoryConfig``), or
+    None when the request sets none. Accepts a dict or a ``get``-able context object."""
+    return _get(_get(request_context, MEMORY_CONTEXT_KEY), "memory_config", "memoryConfig")
+
+
+def check_resource_scope(storage: MemoryStorage, config: SemanticRecallConfig | None) -> None:
+    """Resource scope needs a storage that isolates include windows by resource (docs/spec.md §5.2)."""
+    if config is not None and config.scope == "resource" and not storage_capabilities(storage).resource_scope:
+        raise ConfigError(
+            "SemanticRecall scope='resource' needs a storage that isolates include windows by resource; "
+            f"{type(storage).__name__} declares resource_scope=False, so set scope='thread'"
+        )
+
+
 class SemanticRecall:
     """Adds semantically relevant earlier messages to the input and indexes new messages on output.
 
     Args mirror ``semantic_recall`` (docs/spec.md §6.1). ``raise_on_error=False`` (the default) logs failures
-    and
-    returns the input unchanged, so a request never fails because of recall. ``read_only=True`` never
+    and returns the input unchanged, so a request never fails because of recall. ``read_only=True`` never
     indexes outputs (as ``memory_config.read_only`` in the request context does for one request).
+
+    A ``memory_config`` in the request context is merged over these options for that request, like a
+    ``thread_config`` over ``Memory``'s options (docs/spec.md §5.2): ``semantic_recall: False`` means no
+    recall, no injection and no indexing; a dict's fields (``topK``, ``messageRange``, ...) replace these;
+    ``True`` means all defaults.
     """
 
     id = "semantic-recall"
@@ -99,11 +120,7 @@ class SemanticRecall:
             )
         except PydanticValidationError as exc:
             raise config_error(exc, "SemanticRecall options") from exc
-        if self.config.scope == "resource" and not storage_capabilities(storage).resource_scope:
-            raise ConfigError(
-                "SemanticRecall scope='resource' needs a storage that isolates include windows by resource; "
-                f"{type(storage).__name__} declares resource_scope=False, so set scope='thread'"
-            )
+        check_resource_scope(storage, self.config)
         if not isinstance(embedder, Embedder):
             from .embedders.router import resolve_embedder
 
@@ -122,6 +139,54 @@ class SemanticRecall:
             index_config=self.config.index_config,
             embedder_options=embedder_options,
         )
+        self._request_indexers: dict[tuple[str | None, IndexConfig | None], MessageIndexer] = {}
+
+    # --- per-request configuration --------------------------------------------------------------
+
+    def _for_request(self, context: Any) -> tuple[SemanticRecallConfig | None, bool]:
+        """The recall options (None: recall off) and the read-only flag in force for one request.
+
+        The request's ``memory_config`` is merged over this processor's options with the rules of
+        ``thread_config`` (docs/spec.md §5.2), so running the processor ``Memory`` built for a request
+        with that same request changes nothing. ``read_only`` holds when either side sets it (as in
+        Mastra). An invalid ``memory_config`` raises ``ConfigError``.
+        """
+        raw = _get(context, "memory_config", "memoryConfig")
+        if raw is None:
+            return self.config, self.read_only
+        request = MemoryConfig.from_any(raw)
+        read_only = self.read_only or request.read_only
+        if "semantic_recall" not in request.model_fields_set:
+            return self.config, read_only
+        recall = merge_config(MemoryConfig(semantic_recall=self.config), request).recall
+        check_resource_scope(self.storage, recall)
+        return recall, read_only
+
+    def _indexer_for(self, config: SemanticRecallConfig) -> MessageIndexer:
+        """The indexer for ``config``'s index name and configuration (a request may name another index)."""
+        key = (config.index_name, config.index_config)
+        if key == (self.indexer.index_name, self.indexer.index_config):
+            return self.indexer
+        indexer = self._request_indexers.pop(key, None)
+        if indexer is None:
+            indexer = MessageIndexer(
+                self.storage,
+                self.vector,
+                self.embedder,
+                index_name=config.index_name,
+                index_config=config.index_config,
+                embedder_options=self.indexer.embedder_options,
+            )
+        self._request_indexers[key] = indexer  # most recently used last
+        while len(self._request_indexers) > _MAX_REQUEST_INDEXERS:
+            del self._request_indexers[next(iter(self._request_indexers))]
+        return indexer
+
+    def _log_failure(self, what: str, thread_id: str, exc: Exception) -> None:
+        # The thread id and the error class only: error messages may quote stored content. A configuration
+        # error quotes the caller's own options, and says what to change.
+        detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, ConfigError) else type(exc).__name__
+        self.logger.error("%s failed for thread %s: %s", what, thread_id, detail)
 
     # --- input ----------------------------------------------------------------------------------
 
@@ -140,12 +205,14 @@ class SemanticRecall:
         if thread_id is None:
             return message_list
         try:
-            return await self._recall_into(messages, message_list, context, thread, thread_id)
+            config, _ = self._for_request(context)
+            if config is None:  # the request switched recall off: nothing is searched or injected
+                return message_list
+            return await self._recall_into(messages, message_list, context, thread, thread_id, config)
         except Exception as exc:
             if self.raise_on_error:
                 raise
-            # The thread id and the error class only: error messages may quote stored content.
-            self.logger.error("semantic recall failed for thread %s: %s", thread_id, type(exc).__name__)
+            self._log_failure("semantic recall", thread_id, exc)
             return message_list
 
     async def _recall_into(
@@ -155,6 +222,7 @@ class SemanticRecall:
         context: Any,
         thread: Any,
         thread_id: str,
+        config: SemanticRecallConfig,
     ) -> MessageList:
         query = self._query_text(messages or message_list.new_messages(), thread_id)
         if not query:
@@ -162,7 +230,7 @@ class SemanticRecall:
         resource_id = _as_str(_get(context, "resource_id", "resourceId")) or _as_str(
             _get(thread, "resource_id", "resourceId")
         )
-        scope = self.config.scope
+        scope = config.scope
         if scope == "resource" and not resource_id:
             # The context names no resource: the thread's owner, when the thread is stored, is the one.
             stored = await self.storage.get_thread_by_id(thread_id)
@@ -178,17 +246,17 @@ class SemanticRecall:
             )
             scope = "thread"
         scope_filter = {"resource_id": resource_id} if scope == "resource" else {"thread_id": thread_id}
-        result = await self.indexer.search(
+        result = await self._indexer_for(config).search(
             query,
-            top_k=self.config.top_k,
+            top_k=config.top_k,
             scope_filter=scope_filter,
-            user_filter=self.config.filter,
-            threshold=self.config.threshold,
+            user_filter=config.filter,
+            threshold=config.threshold,
         )
         trace_recall(thread_id, resource_id, result.index_name, result.hits)
         if not result.hits:
             return message_list
-        rng = self.config.message_range
+        rng = config.message_range
         include = [
             IncludeItem(
                 id=h.message_id,
@@ -247,10 +315,17 @@ class SemanticRecall:
         context = _get(request_context, MEMORY_CONTEXT_KEY)
         thread = _get(context, "thread")
         thread_id = _as_str(_get(thread, "id"))
-        read_only = self.read_only or bool(
-            _get(_get(context, "memory_config", "memoryConfig"), "read_only", "readOnly")
-        )
-        if thread_id is None or read_only:
+        config: SemanticRecallConfig | None = None
+        read_only = True
+        if thread_id is not None:
+            try:
+                config, read_only = self._for_request(context)
+            except Exception as exc:
+                if self.raise_on_error:
+                    raise
+                self._log_failure("semantic recall: indexing", thread_id, exc)
+        # Recall off for the request (semantic_recall: False) indexes nothing, as save_messages (§5.4).
+        if thread_id is None or read_only or config is None:
             if message_list is not None:
                 return done
             try:
@@ -264,17 +339,19 @@ class SemanticRecall:
             response = normalize_messages(messages, thread_id=thread_id, resource_id=resource_id)
             if message_list is None:
                 done = response
-            await self._index_new(response, message_list, thread_id)
+            await self._index_new(response, message_list, thread_id, self._indexer_for(config))
         except Exception as exc:
             if self.raise_on_error:
                 raise
-            self.logger.error(
-                "semantic recall: indexing failed for thread %s: %s", thread_id, type(exc).__name__
-            )
+            self._log_failure("semantic recall: indexing", thread_id, exc)
         return done
 
     async def _index_new(
-        self, response: list[MastraDBMessage], message_list: MessageList | None, thread_id: str
+        self,
+        response: list[MastraDBMessage],
+        message_list: MessageList | None,
+        thread_id: str,
+        indexer: MessageIndexer,
     ) -> None:
         candidates: dict[str, MastraDBMessage] = {m.id: m for m in response}
         if message_list is not None:
@@ -291,7 +368,7 @@ class SemanticRecall:
         if not todo:
             return
         try:
-            await self.indexer.index_messages(todo)
+            await indexer.index_messages(todo)
         except Exception as exc:
             if self.raise_on_error and not isinstance(exc, MastraMemoryError):
                 raise
@@ -299,7 +376,7 @@ class SemanticRecall:
             failed = 0
             for msg in todo:
                 try:
-                    await self.indexer.index_messages([msg])
+                    await indexer.index_messages([msg])
                 except Exception as one:
                     failed += 1
                     if self.raise_on_error:

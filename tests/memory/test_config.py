@@ -281,12 +281,14 @@ def test_thread_config_deep_merges() -> None:
     assert recall.message_range == MessageRange(before=2, after=0)
 
 
-def test_thread_config_semantic_recall_false_switches_it_off_and_true_keeps_the_options() -> None:
-    base = MemoryConfig.from_any({"semanticRecall": {"topK": 2}})
+def test_thread_config_semantic_recall_false_switches_it_off_and_true_means_all_defaults() -> None:
+    """docs/spec.md §5.1: ``True`` means all defaults; §5.2: scalars replace (``True`` over a dict too)."""
+    base = MemoryConfig.from_any(
+        {"semanticRecall": {"topK": 2, "messageRange": 0, "scope": "thread", "threshold": 0.5}}
+    )
     assert merge_config(base, {"semanticRecall": False}).recall is None
-    on = merge_config(base, {"semanticRecall": True}).recall
-    assert on is not None
-    assert on.top_k == 2
+    assert merge_config(base, {"semanticRecall": True}).recall == SemanticRecallConfig()
+    assert merge_config(base, {"semanticRecall": {}}).recall == base.recall  # an empty dict keeps them
     turned_on = merge_config(MemoryConfig(), {"semanticRecall": {"topK": 7}}).recall
     assert turned_on is not None
     assert turned_on.top_k == 7
