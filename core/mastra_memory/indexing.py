@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .embedders.base import Embedder
 from .embedders.cache import embed_with_cache
@@ -20,7 +22,7 @@ from .errors import ConfigError, EmbeddingError, IndexNotFoundError, MastraMemor
 from .messages import MastraDBMessage, message_text
 from .storage import MemoryStorage, Thread
 from .timestamps import canonical_timestamp
-from .vector import IndexConfig, MastraVector, QueryResult
+from .vector import MIN_COSINE_NORM, IndexConfig, MastraVector, QueryResult
 
 logger = logging.getLogger("mastra_memory.indexing")
 trace_logger = logging.getLogger("mastra_memory.trace")
@@ -156,6 +158,22 @@ class MessageIndexer:
             )
         return result.embeddings, result.usage_tokens
 
+    async def _undirected(self, name: str, embeddings: Sequence[Sequence[float]]) -> list[int]:
+        """Positions of ``embeddings`` that index ``name`` cannot take: zero vectors when it is a cosine
+        index (docs/spec.md §3.3). The index is described only when there is a zero vector."""
+        if not embeddings:
+            return []
+        norms = np.linalg.norm(np.asarray(embeddings, dtype=np.float64), axis=1)
+        zero = [int(i) for i in np.flatnonzero(norms < MIN_COSINE_NORM)]
+        if not zero:
+            return []
+        try:
+            metric = (await self.vector.describe_index(name)).metric
+        except IndexNotFoundError:
+            name = await self.ensure_index(len(embeddings[0]), again=True)
+            metric = (await self.vector.describe_index(name)).metric
+        return zero if metric == "cosine" else []
+
     # --- the write path -------------------------------------------------------------------------
 
     async def index_messages(
@@ -164,7 +182,9 @@ class MessageIndexer:
         """Embed and upsert the vectors of ``messages`` (docs/spec.md §5.4). Returns provider-reported tokens.
 
         Old vectors of these messages are deleted first, so a message whose chunk count shrank leaves no
-        stale chunk behind. Messages without text (and system/signal messages) produce no vectors.
+        stale chunk behind. Messages without text (and system/signal messages) produce no vectors, and so
+        does a chunk the embedder turns into a zero vector when the index is a cosine index (docs/spec.md
+        §5.4): the message stays stored, a warning names it, and the other chunks are indexed.
         """
         todo = [m for m in messages if m.role in EMBEDDED_ROLES]
         if not todo:
@@ -201,9 +221,26 @@ class MessageIndexer:
         # The index is ensured before anything is deleted: a dimension that does not fit an existing
         # index raises IndexDimensionMismatchError while the old vectors are still in place.
         name = await self.ensure_index(len(embeddings[0])) if embeddings else None
+        skipped = await self._undirected(name, embeddings) if name is not None else []
+        if skipped:
+            logger.warning(
+                "embedder %s returned a zero vector for %d chunk(s) of message(s) %s; the cosine index %r "
+                "cannot hold a vector without direction (docs/spec.md §3.3), so these chunks are stored "
+                "but not indexed and semantic recall will not find them",
+                getattr(self.embedder, "model_id", "?"),
+                len(skipped),
+                sorted({metas[i]["message_id"] for i in skipped}),
+                name,
+            )
+            keep = sorted(set(range(len(ids))) - set(skipped))
+            ids, embeddings, metas = (
+                [ids[i] for i in keep],
+                [embeddings[i] for i in keep],
+                [metas[i] for i in keep],
+            )
         # Stale chunks may live in any memory index (e.g. after an embedder switch): clean them all.
         await self.delete_message_vectors([m.id for m in todo])
-        if name is not None:
+        if name is not None and ids:
             try:
                 await self.vector.upsert(name, embeddings, metas, ids)
             except IndexNotFoundError:
@@ -231,6 +268,21 @@ class MessageIndexer:
         embeddings, usage = await self.embed(chunks)
         dimension = len(embeddings[0])
         name = await self.ensure_index(dimension)
+        skipped = await self._undirected(name, embeddings)
+        if skipped:
+            # A query without direction is similar to nothing on a cosine index (docs/spec.md §3.3, §5.4).
+            logger.warning(
+                "embedder %s returned a zero vector for %d of %d chunk(s) of the recall query; the cosine "
+                "index %r cannot be searched with it, so those chunks find nothing",
+                getattr(self.embedder, "model_id", "?"),
+                len(skipped),
+                len(embeddings),
+                name,
+            )
+            dropped = set(skipped)
+            embeddings = [e for i, e in enumerate(embeddings) if i not in dropped]
+            if not embeddings:
+                return SearchResult([], name, usage)
         flt: dict[str, Any] = (
             dict(scope_filter) if not user_filter else {"$and": [dict(scope_filter), dict(user_filter)]}
         )

@@ -47,6 +47,10 @@ RESERVED_PREFIX = "_mastra_"
 #: The portable index-name form (docs/spec.md §3.7).
 PORTABLE_INDEX_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 MAX_ID_LENGTH = 512
+#: Shortest vector a cosine index accepts (docs/spec.md §3.3): the square root of the smallest normal
+#: float32 (about 1.08e-19). A shorter vector has no direction at the float32 precision backends store and
+#: score in (its squared length is zero or subnormal), so its cosine similarity is undefined or garbage.
+MIN_COSINE_NORM = float(np.sqrt(np.finfo(np.float32).tiny))
 
 T = TypeVar("T")
 
@@ -190,6 +194,7 @@ class MastraVector(ABC):
 
     def __init__(self) -> None:
         self._dimensions: dict[str, int] = {}
+        self._metrics: dict[str, Metric] = {}
 
     # --- naming ---------------------------------------------------------------------------------
 
@@ -235,7 +240,7 @@ class MastraVector(ABC):
             return await awaitable
         except IndexNotFoundError as exc:
             if index is not None:
-                self._dimensions.pop(index, None)
+                self._forget_index(index)
             # A hook (often _describe_index, reached through _dimension) names its own operation;
             # the id must name the public one the caller invoked (docs/spec.md §3.3).
             wanted = error_id("VECTOR", self.store_name, "", f"{operation}_INDEX_NOT_FOUND")
@@ -337,10 +342,54 @@ class MastraVector(ABC):
         return arr
 
     async def _dimension(self, operation: str, index: str) -> int:
-        if index not in self._dimensions:
-            stats = await self._call(operation, self._describe_index(index), index)
-            self._dimensions[index] = stats.dimension
-        return self._dimensions[index]
+        return (await self._shape(operation, index))[0]
+
+    async def _shape(self, operation: str, index: str) -> tuple[int, Metric]:
+        """The index's dimension and metric, read once (``describe_index``) and cached."""
+        if index not in self._dimensions or index not in self._metrics:
+            self._remember(index, await self._call(operation, self._describe_index(index), index))
+        return self._dimensions[index], self._metrics[index]
+
+    def _remember(self, index: str, stats: IndexStats) -> None:
+        self._dimensions[index] = stats.dimension
+        self._metrics[index] = stats.metric
+
+    def _forget_index(self, index: str) -> None:
+        self._dimensions.pop(index, None)
+        self._metrics.pop(index, None)
+
+    def _check_direction(
+        self,
+        operation: str,
+        index: str,
+        metric: Metric,
+        vector: npt.NDArray[np.float64],
+        label: str,
+        remedy: str,
+        outcome: str = "",
+        **details: Any,
+    ) -> None:
+        """docs/spec.md §3.3: a cosine index is never given a zero vector (cosine is undefined for it).
+
+        Zero means shorter than :data:`MIN_COSINE_NORM`: zero length at float32 precision.
+        """
+        if metric != "cosine":
+            return
+        norm = float(np.linalg.norm(vector))
+        if norm >= MIN_COSINE_NORM:
+            return
+        what = "all zeros" if norm == 0 else f"length {norm:.3g}, zero at float32 precision"
+        raise self._error(
+            ValidationError,
+            operation,
+            "ZERO_VECTOR",
+            f"{label} is a zero vector ({what}): cosine similarity is undefined for a vector without "
+            f"direction, so the cosine index {index!r} does not accept it; {remedy}, or use a euclidean "
+            f"or dotproduct index.{outcome}",
+            index=index,
+            metric=metric,
+            **{k: v for k, v in details.items() if v is not None},
+        )
 
     def _check_dimension(self, operation: str, index: str, expected: int, actual: int) -> None:
         if expected != actual:
@@ -429,7 +478,7 @@ class MastraVector(ABC):
             ),
             name,
         )
-        self._dimensions.pop(name, None)
+        self._forget_index(name)
 
     async def upsert(
         self,
@@ -486,8 +535,25 @@ class MastraVector(ABC):
                 metas.append(normalise_metadata(raw))
             except ValueError as exc:
                 raise self._error(ValidationError, op, "INVALID_METADATA", f"metadata[{i}]: {exc}") from exc
-        expected = await self._dimension(op, name)
+        expected, metric = await self._shape(op, name)
         self._check_dimension(op, name, expected, matrix.shape[1])
+        if metric == "cosine":
+            # Every row is checked, repeated ids included, so a rejected call writes nothing (§3.3).
+            zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) < MIN_COSINE_NORM)
+            if zero.size:
+                first = int(zero[0])
+                more = f" ({zero.size} of the {n} vectors are)" if zero.size > 1 else ""
+                self._check_direction(
+                    op,
+                    name,
+                    metric,
+                    matrix[first],
+                    f"vector [{first}] (id {id_list[first]!r})",
+                    f"give every record a non-zero vector{more} or leave such records out",
+                    " Nothing of this call was written.",
+                    id=id_list[first],
+                    ids=[id_list[int(i)] for i in zero[:100]],
+                )
         # A repeated id inside one call: the last occurrence wins.
         last = {rid: i for i, rid in enumerate(id_list)}
         if len(last) != n:
@@ -538,8 +604,9 @@ class MastraVector(ABC):
             vector = self._vector(op, query_vector, "query_vector", "INVALID_VECTOR")
         native_filter = self.translate_filter(filter)
         if vector is not None:
-            expected = await self._dimension(op, name)
+            expected, metric = await self._shape(op, name)
             self._check_dimension(op, name, expected, vector.shape[0])
+            self._check_direction(op, name, metric, vector, "query_vector", "query with a non-zero vector")
         results = await self._call(
             op, self._query(name, vector, top_k, native_filter, bool(include_vector), adapter_options), name
         )
@@ -560,14 +627,14 @@ class MastraVector(ABC):
         op = "DESCRIBE_INDEX"
         name = self._native_name(op, index_name)
         stats = await self._call(op, self._describe_index(name), name)
-        self._dimensions[name] = stats.dimension
+        self._remember(name, stats)
         return stats
 
     async def delete_index(self, index_name: str) -> None:
         """Delete an index; a missing index is not an error."""
         op = "DELETE_INDEX"
         name = self._native_name(op, index_name)
-        self._dimensions.pop(name, None)
+        self._forget_index(name)
         await self._call(op, self._delete_index(name), name)
 
     async def update_vector(
@@ -615,7 +682,18 @@ class MastraVector(ABC):
                 CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot update by filter"
             )
         if vec is not None:
-            self._check_dimension(op, name, await self._dimension(op, name), vec.shape[0])
+            expected, metric = await self._shape(op, name)
+            self._check_dimension(op, name, expected, vec.shape[0])
+            self._check_direction(
+                op,
+                name,
+                metric,
+                vec,
+                f"the update vector for id {id!r}" if id is not None else "the update vector (by filter)",
+                "pass a non-zero vector or update only the metadata",
+                " Nothing was changed.",
+                id=id,
+            )
         else:
             await self._dimension(op, name)  # raises IndexNotFoundError for a missing index
         if id is not None:

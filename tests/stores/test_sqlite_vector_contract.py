@@ -32,6 +32,7 @@ from mastra_memory.stores.sqlite.filter_sql import SQLiteFilterTranslator
 from mastra_memory.stores.sqlite.settings import SQLiteSettings
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.vector import SQLITE_CAPABILITIES, SQLiteVector
+from mastra_memory.vector import MIN_COSINE_NORM
 
 IDX = "idx"
 
@@ -315,6 +316,93 @@ async def test_invalid_filter_raises_before_any_io(index: SQLiteVector) -> None:
     assert (await index.describe_index(IDX)).count == 3
 
 
+# --- zero vectors (docs/spec.md §3.3) ---------------------------------------------------------------
+
+
+async def test_a_cosine_index_refuses_zero_vectors_and_writes_nothing_of_the_call(
+    index: SQLiteVector,
+) -> None:
+    before = await index.query(IDX, None, include_vector=True)
+    with pytest.raises(ValidationError) as err:
+        await index.upsert(
+            IDX, [[0, 0, 1], [0, 0, 0], [1, 1, 1], [0.0, -0.0, 0.0]], ids=["d", "zero", "a", "z2"]
+        )
+    assert err.value.id == error_id("UPSERT_ZERO_VECTOR")
+    assert err.value.category == "USER"
+    message = str(err.value)
+    assert "vector [1] (id 'zero') is a zero vector" in message
+    assert "2 of the 4 vectors" in message
+    assert "Nothing of this call was written" in message
+    assert err.value.details == {"index": IDX, "metric": "cosine", "id": "zero", "ids": ["zero", "z2"]}
+    assert await index.query(IDX, None, include_vector=True) == before  # "d" is not there, "a" unchanged
+
+
+@pytest.mark.parametrize(
+    ("call", "status", "phrase"),
+    [
+        (lambda s: s.query(IDX, [0, 0, 0]), "QUERY_ZERO_VECTOR", "query_vector is a zero vector"),
+        (
+            lambda s: s.update_vector(IDX, id="a", update={"vector": [0, 0, 0], "metadata": {"k": "x"}}),
+            "UPDATE_VECTOR_ZERO_VECTOR",
+            "the update vector for id 'a' is a zero vector",
+        ),
+        (
+            lambda s: s.update_vector(IDX, filter={"k": "b"}, update={"vector": [0, 0, 0]}),
+            "UPDATE_VECTOR_ZERO_VECTOR",
+            "the update vector (by filter) is a zero vector",
+        ),
+        # Zero length at float32 precision: its squared length underflows (docs/spec.md §3.3).
+        (lambda s: s.query(IDX, [1e-30, 0, 0]), "QUERY_ZERO_VECTOR", "zero at float32 precision"),
+        (lambda s: s.upsert(IDX, [[0, 1e-25, 1e-25]], ids=["t"]), "UPSERT_ZERO_VECTOR", "(id 't')"),
+    ],
+)
+async def test_zero_vectors_are_refused_on_query_and_update(
+    index: SQLiteVector, call: Any, status: str, phrase: str
+) -> None:
+    before = await index.query(IDX, None, include_vector=True)
+    with pytest.raises(ValidationError) as err:
+        await call(index)
+    assert err.value.id == error_id(status)
+    assert phrase in str(err.value)
+    assert "use a euclidean or dotproduct index" in str(err.value)
+    assert await index.query(IDX, None, include_vector=True) == before
+
+
+async def test_the_shortest_accepted_cosine_vector_scores_exactly(store: SQLiteVector) -> None:
+    await store.create_index(IDX, 3)
+    short = [MIN_COSINE_NORM * 2, 0.0, 0.0]
+    await store.upsert(IDX, [short, [0, 1, 0]], ids=["short", "y"])
+    hits = await store.query(IDX, [1, 0, 0], top_k=2)
+    assert [(h.id, h.score) for h in hits] == [("short", pytest.approx(1.0, abs=1e-6)), ("y", 0.0)]
+    hits = await store.query(IDX, short, top_k=2)
+    assert [(h.id, h.score) for h in hits] == [("short", pytest.approx(1.0, abs=1e-6)), ("y", 0.0)]
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "dotproduct"])
+async def test_euclidean_and_dotproduct_indexes_keep_zero_vectors(store: SQLiteVector, metric: Any) -> None:
+    await store.create_index(IDX, 3, metric=metric)
+    await store.upsert(IDX, [[0, 0, 0], [3, 4, 0]], ids=["zero", "far"])
+    hits = await store.query(IDX, [0, 0, 0], top_k=2, include_vector=True)
+    expected = {"euclidean": {"zero": 1.0, "far": 1 / 6}, "dotproduct": {"zero": 0.0, "far": 0.0}}[metric]
+    assert {h.id: h.score for h in hits} == pytest.approx(expected)
+    assert next(h.vector for h in hits if h.id == "zero") == [0.0, 0.0, 0.0]
+    await store.update_vector(IDX, id="far", update={"vector": [0, 0, 0]})
+    assert (await store.describe_index(IDX)).count == 2
+
+
+async def test_the_rule_follows_the_metric_the_index_has_not_the_one_asked_for(store: SQLiteVector) -> None:
+    await store.create_index(IDX, 3, metric="euclidean")
+    await store.create_index(IDX, 3)  # cosine asked for: the existing euclidean index is kept
+    await store.upsert(IDX, [[0, 0, 0]], ids=["zero"])
+    assert (await store.describe_index(IDX)).count == 1
+    await store.delete_index(IDX)
+    await store.create_index(IDX, 3)  # now a cosine index: the cached metric must not linger
+    with pytest.raises(ValidationError) as err:
+        await store.upsert(IDX, [[0, 0, 0]], ids=["zero"])
+    assert err.value.id == error_id("UPSERT_ZERO_VECTOR")
+    assert (await store.describe_index(IDX)).count == 0
+
+
 # --- upsert and metadata ---------------------------------------------------------------------------
 
 
@@ -422,7 +510,8 @@ async def test_ids_are_arbitrary_strings(store: SQLiteVector) -> None:
 async def test_scores_match_a_float64_brute_force(store: SQLiteVector, metric: Any) -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(60, 12)) * rng.uniform(0.1, 5, size=(60, 1))
-    vectors[5] = 0.0  # a zero vector: cosine score 0
+    if metric != "cosine":
+        vectors[5] = 0.0  # a zero vector (a cosine index refuses one: docs/spec.md §3.3)
     await store.create_index(IDX, 12, metric=metric)
     ids = [f"v{i:02d}" for i in range(60)]
     await store.upsert(IDX, vectors, ids=ids)

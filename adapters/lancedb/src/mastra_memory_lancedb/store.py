@@ -156,7 +156,9 @@ def _unstorable(value: Any, path: str) -> str | None:
 def _score(metric: Metric, distance: float) -> float:
     """Lance's ``_distance`` -> the portable score of docs/spec.md §3.4."""
     if math.isnan(distance):
-        return 0.0  # cosine against a zero vector: no direction, no similarity
+        # Cosine against a zero vector. The core refuses zero vectors on cosine indexes (docs/spec.md §3.3),
+        # so only a row written before that rule gets here (Lance itself leaves such rows out of searches).
+        return 0.0
     if metric == "euclidean":
         return 1.0 / (1.0 + math.sqrt(max(distance, 0.0)))
     return 1.0 - distance

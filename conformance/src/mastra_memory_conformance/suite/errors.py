@@ -3,7 +3,9 @@
 ``ErrorsSuite`` checks every validation row of §3.3 (error class, the id
 ``MASTRA_VECTOR_<STORE>_<OPERATION>_<STATUS>`` in upper snake case, the message phrase), every
 ``FilterError`` phrase of §2.6, and that a filter the target must refuse — an undeclared operator, or one
-a declared deviation rules out — raises ``UnsupportedFilterError`` **before any I/O**.
+a declared deviation rules out — raises ``UnsupportedFilterError`` **before any I/O**. It also holds the
+§3.3 zero-vector rule: a cosine index refuses zero vectors on upsert (the whole call), update and query,
+while the euclidean and dotproduct indexes a target declares store, score and return them.
 
 "Before any I/O" is observed by instrumenting the adapter under test: :class:`HookCounter` wraps the
 instance's backend hooks (``_query``, ``_upsert``, ``_describe_index``, ...; every backend call of the
@@ -24,7 +26,7 @@ from typing import Any, Final
 
 import pytest
 
-from mastra_memory.capabilities import AdapterCapabilities
+from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import (
     FilterError,
     IndexDimensionMismatchError,
@@ -33,12 +35,12 @@ from mastra_memory.errors import (
     ValidationError,
 )
 from mastra_memory.filters import ALL_OPERATORS
-from mastra_memory.vector import MastraVector
+from mastra_memory.vector import MIN_COSINE_NORM, MastraVector
 
 from ..datasets import make_vector, query_vector
 from ..plugin import set_item
 from ..report import Outcome
-from . import Item, expect, expected_error_id, load, query_limit, settle
+from . import Item, declares, expect, expected_error_id, load, query_limit, settle
 
 __all__ = ["HOOKS", "ErrorsSuite", "HookCounter"]
 
@@ -454,6 +456,74 @@ ROWS: Final[list[Row]] = [
 ]
 
 
+def _zero(dim: int) -> list[float]:
+    return [0.0] * dim
+
+
+def _tiny(dim: int) -> list[float]:
+    """Not all zeros, yet shorter than ``MIN_COSINE_NORM``: zero length at float32 precision (§3.3)."""
+    return [MIN_COSINE_NORM / 100.0] + [0.0] * (dim - 1)
+
+
+def _axis(dim: int) -> list[float]:
+    return [1.0] + [0.0] * (dim - 1)
+
+
+#: Calls a cosine index must refuse (docs/spec.md §3.3): label, call, operation, phrases of the message.
+ZERO_VECTOR_CALLS: Final[list[tuple[str, Call, str, tuple[str, ...]]]] = [
+    (
+        "upsert: one zero vector among good ones",
+        lambda s, i, d: s.upsert(i, [_vec(d, 7), _zero(d), _vec(d, 8)], ids=["new0", "zero", "new2"]),
+        "UPSERT",
+        ("zero vector", "vector [1] (id 'zero')"),
+    ),
+    (
+        "upsert: a vector of zero length at float32 precision",
+        lambda s, i, d: s.upsert(i, [_tiny(d), _vec(d, 7)], [{"n": 9}, {"n": 10}], ["tiny", "new1"]),
+        "UPSERT",
+        ("zero vector", "vector [0] (id 'tiny')"),
+    ),
+    (
+        "upsert: a zero vector replacing an existing record",
+        lambda s, i, d: s.upsert(i, [_vec(d, 7), _zero(d)], [{"n": 0}, {"n": 0}], ["v0", "v0"]),
+        "UPSERT",
+        ("zero vector", "vector [1] (id 'v0')"),
+    ),
+    (
+        "query: a zero query vector",
+        lambda s, i, d: s.query(i, _zero(d)),
+        "QUERY",
+        ("zero vector", "query_vector"),
+    ),
+    (
+        "query: a tiny query vector",
+        lambda s, i, d: s.query(i, _tiny(d)),
+        "QUERY",
+        ("zero vector", "query_vector"),
+    ),
+    (
+        "update_vector by id",
+        lambda s, i, d: s.update_vector(i, id="v1", update={"vector": _zero(d)}),
+        "UPDATE_VECTOR",
+        ("zero vector", "the update vector"),
+    ),
+    (
+        "update_vector by id with metadata",
+        lambda s, i, d: s.update_vector(i, id="v1", update={"vector": _zero(d), "metadata": {"n": 5}}),
+        "UPDATE_VECTOR",
+        ("zero vector", "the update vector"),
+    ),
+]
+
+#: The same refusal by filter (only on targets that can update by filter).
+ZERO_VECTOR_BY_FILTER: Final = (
+    "update_vector by filter",
+    lambda s, i, d: s.update_vector(i, filter={"category": "home"}, update={"vector": _zero(d)}),
+    "UPDATE_VECTOR",
+    ("zero vector", "the update vector"),
+)
+
+
 def _filter_calls(
     store: MastraVector, index: str, query: list[float], flt: Any
 ) -> list[Callable[[], Awaitable[Any]]]:
@@ -600,6 +670,117 @@ class ErrorsSuite:
             assert not counter.calls, f"hooks ran before the limit was enforced: {dict(counter.calls)}"
             await self._assert_live(counter, vector_store, index_name, conformance_dimension)
         assert await self._state(vector_store, capabilities, index_name, conformance_dimension) == before
+
+    async def test_zero_vectors_are_refused_by_a_cosine_index(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        index_name: str,
+        conformance_dimension: int,
+    ) -> None:
+        """§3.3: a cosine index refuses a zero vector — all zeros, or zero length at float32 precision — on
+        upsert, update_vector and query with ``…_ZERO_VECTOR`` naming the id or ``query_vector``; nothing is
+        written (an upsert with one zero vector among good ones stores none of them); the index still counts,
+        lists and finds exactly what it held."""
+        set_item(request, "ZERO_VECTOR")
+        if "cosine" not in capabilities.metrics:
+            pytest.skip(f"{capabilities.name} declares no cosine metric")
+        before = await self._seed(vector_store, capabilities, index_name, conformance_dimension)
+        listed = (
+            sorted(
+                h.id for h in await vector_store.query(index_name, None, top_k=query_limit(capabilities, 10))
+            )
+            if capabilities.metadata_only_query
+            else None
+        )
+        calls = list(ZERO_VECTOR_CALLS)
+        if capabilities.update_by_filter != "none":
+            calls.append(ZERO_VECTOR_BY_FILTER)
+        with HookCounter(vector_store) as counter:
+            for label, call, operation, phrases in calls:
+                with pytest.raises(ValidationError) as raised:
+                    await call(vector_store, index_name, conformance_dimension)
+                _check_id(raised.value, capabilities, operation, "ZERO_VECTOR")
+                message = str(raised.value)
+                for phrase in phrases:
+                    assert phrase in message, f"{label}: the message must contain {phrase!r}: {message!r}"
+                assert vector_store.to_native_index_name(index_name) in message, message
+                writes = {n for n in counter.calls if n in _WRITES}
+                assert not writes, (
+                    f"{label}: backend writes before refusing the zero vector: {dict(counter.calls)}"
+                )
+            assert not set(counter.calls) - {"_describe_index"}, (
+                f"only the index's metric may be read before refusing, but hooks ran: {dict(counter.calls)}"
+            )
+            await self._assert_live(counter, vector_store, index_name, conformance_dimension)
+        assert await self._state(vector_store, capabilities, index_name, conformance_dimension) == before
+        if listed is not None:
+            top = query_limit(capabilities, 10)
+            assert sorted(h.id for h in await vector_store.query(index_name, None, top_k=top)) == listed
+
+    @pytest.mark.parametrize("metric", ["euclidean", "dotproduct"])
+    async def test_zero_vectors_are_kept_by_euclidean_and_dotproduct_indexes(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        outcome: Outcome,
+        index_name: str,
+        conformance_dimension: int,
+        metric: Metric,
+    ) -> None:
+        """§3.3/§3.4: the zero-vector rule is cosine's only. A declared euclidean or dotproduct index stores
+        a zero vector, counts it, returns it (and its vector) from a query with its exact score, takes a zero
+        query vector, and accepts a zero vector in update_vector."""
+        set_item(request, f"zero vector ({metric})")
+        if metric not in capabilities.metrics:
+            outcome.unsupported(metric, f"{capabilities.name} declares no {metric} index")
+            return
+        dim = conformance_dimension
+        tolerance = (
+            1e-2 if declares(capabilities, "half-precision") or declares(capabilities, "quantised") else 1e-4
+        )
+        items = [
+            Item("zero", _zero(dim), {"n": 0}),
+            Item("one", _axis(dim), {"n": 1}),
+            Item("two", _vec(dim, 2), {"n": 2}),
+        ]
+        await load(vector_store, capabilities, index_name, items, dim, metric=metric)
+        assert (await vector_store.describe_index(index_name)).count == len(items)
+
+        def exact(stored: list[float], query: list[float]) -> float:
+            if metric == "dotproduct":
+                return sum(a * b for a, b in zip(stored, query, strict=True))
+            return 1.0 / (1.0 + math.dist(stored, query))
+
+        for query in (_axis(dim), _zero(dim)):
+            hits = await vector_store.query(
+                index_name, query, top_k=query_limit(capabilities, 10), include_vector=True
+            )
+            assert sorted(h.id for h in hits) == ["one", "two", "zero"], (
+                f"{metric}: a query for {query[:2]}... must return every record, the zero vector included; "
+                f"got {[h.id for h in hits]}"
+            )
+            written = {item.id: item.vector for item in items}
+            for hit in hits:
+                want = exact(written[hit.id], query)
+                assert abs(hit.score - want) <= tolerance * max(1.0, abs(want)), (
+                    f"{metric}: {hit.id} scored {hit.score!r} for {query[:2]}..., expected {want!r}"
+                )
+            zero_hit = next(h for h in hits if h.id == "zero")
+            assert zero_hit.vector is not None, f"{metric}: include_vector=True returned no vector"
+            assert all(x == 0.0 for x in zero_hit.vector), (
+                f"{metric}: the zero vector came back as {zero_hit}"
+            )
+        await vector_store.update_vector(index_name, id="one", update={"vector": _zero(dim)})
+        await settle(vector_store, capabilities, index_name)
+        hits = await vector_store.query(
+            index_name, _axis(dim), top_k=query_limit(capabilities, 10), include_vector=True
+        )
+        one = next(h for h in hits if h.id == "one")
+        assert one.vector is not None, f"{metric}: include_vector=True returned no vector"
+        assert all(x == 0.0 for x in one.vector), f"{metric}: update_vector to a zero vector gave {one}"
 
     @pytest.mark.parametrize(
         ("label", "flt", "phrase"), [pytest.param(*f, id=f[0].replace(" ", "-")) for f in INVALID_FILTERS]
