@@ -139,7 +139,7 @@ def _run_kit(session: nox.Session, targets: str, report: str, *extra: str) -> No
 
 def _targets_of(session: nox.Session, adapter: str) -> str:
     code = (
-        "import sys; from mastra_memory_conformance.targets import available_targets; "
+        "import sys; from mastra_memory_conformance.registry import available_targets; "
         "print(','.join(available_targets(sys.argv[1])))"
     )
     output = session.run("python", "-c", code, adapter, silent=True)

@@ -1,26 +1,23 @@
 """The ``mastra-memory`` command (needs the ``cli`` extra: typer and rich).
 
 ``app`` is the typer application. Each command is one function: small ones live here, larger ones in
-their own module and are attached with ``app.command()``. Commands wrap their work in
-:func:`user_errors` so a typed error prints as one red line and exit status 1, not a traceback.
+their own module and are attached with ``app.command()``. Commands wrap their work in the one error
+wrapper of :mod:`.cli_memory` so a typed error prints as one red line and exit status 1, not a traceback.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from . import plugins as plugin_registry
+from .cli_memory import _user_errors as user_errors
 from .cli_memory import register as register_memory_commands
-from .errors import MastraMemoryError
 
 app = typer.Typer(
     name="mastra-memory",
@@ -35,22 +32,11 @@ def _root() -> None:
     """Mastra-style agent memory (message history + semantic recall) over any vector database."""
 
 
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn a ``MastraMemoryError`` into an error line on stderr and exit status 1."""
-    try:
-        yield
-    except MastraMemoryError as exc:
-        Console(stderr=True).print(Text.assemble(("error: ", "bold red"), str(exc)))
-        raise typer.Exit(1) from exc
-
-
 def _provides(info: plugin_registry.PluginInfo) -> str:
     kinds = [
         ("vector stores", info.vector_stores),
         ("storages", info.storages),
         ("embedder providers", info.embedder_providers),
-        ("conformance targets", info.conformance_targets),
     ]
     return "\n".join(f"{label}: {', '.join(names)}" for label, names in kinds if names) or "-"
 

@@ -3,6 +3,9 @@
 Every hook is a *register callback*: the plugin calls ``register(...)`` once per thing it provides, so
 one plugin can provide several (or none, depending on what is installed). Each hook is documented in
 ``docs/plugins/hooks.md``; a test fails if a hook is added without documentation or a test.
+
+A leaf module: it imports only :mod:`mastra_memory.plugins.protocols` (for the ``register`` types). The
+conformance kit keeps its own hooks for targets (``mastra_memory_conformance.hookspecs``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .plugins import (
-        RegisterConformanceTarget,
-        RegisterEmbedder,
-        RegisterStorage,
-        RegisterVectorStore,
-    )
+    from .plugins.protocols import RegisterEmbedder, RegisterStorage, RegisterVectorStore
 
 PROJECT_NAME = "mastra_memory"
 
@@ -47,8 +45,3 @@ def register_embedders(register: RegisterEmbedder) -> None:
 
     ``factory(model, options)`` receives the part of ``provider/model`` after the first ``/``.
     """
-
-
-@hookspec
-def register_conformance_targets(register: RegisterConformanceTarget) -> None:
-    """Call ``register(target)`` for each way to obtain a live backend for the conformance kit."""

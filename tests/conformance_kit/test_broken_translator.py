@@ -26,7 +26,9 @@ from mastra_memory.hookspecs import hookimpl
 from mastra_memory.stores.sqlite.filter_sql import SQLiteFilterTranslator
 from mastra_memory.stores.sqlite.settings import SQLiteSettings
 from mastra_memory.stores.sqlite.vector import SQLiteVector
-from mastra_memory_conformance.targets import ConformanceTarget, sqlite_target
+from mastra_memory_conformance.hookspecs import hookimpl as target_hookimpl
+from mastra_memory_conformance.sqlite_targets import sqlite_target
+from mastra_memory_conformance.targets import ConformanceTarget
 
 
 class NeExcludesMissing(SQLiteFilterTranslator):
@@ -47,7 +49,7 @@ def register_vector_stores(register):
     register("sqlite-broken", lambda settings: BrokenSQLiteVector(url=settings.url), SQLiteSettings)
 
 
-@hookimpl
+@target_hookimpl
 def register_conformance_targets(register):
     register(
         ConformanceTarget(

@@ -14,8 +14,9 @@ from mastra_memory_conformance.report import find_reports, main, merge_reports, 
 from .conftest import REGISTER_CONFTEST
 
 EMULATED_PLUGIN = """
-from mastra_memory.hookspecs import hookimpl
-from mastra_memory_conformance.targets import ConformanceTarget, sqlite_target
+from mastra_memory_conformance.hookspecs import hookimpl
+from mastra_memory_conformance.sqlite_targets import sqlite_target
+from mastra_memory_conformance.targets import ConformanceTarget
 
 
 @hookimpl

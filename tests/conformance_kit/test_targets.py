@@ -1,5 +1,8 @@
-"""Targets: selection with --target, the registered sqlite target, url and docker builders, and the rule
-that a target which cannot start skips its tests with the reason printed, never passes them."""
+"""Targets: selection with --target, the kit's built-in sqlite target, url and docker builders, and the
+rule that a target which cannot start skips its tests with the reason printed, never passes them.
+
+How targets are registered (the kit's hook and entry-point group) is tested in
+tests/plugins/test_target_registration.py."""
 
 from __future__ import annotations
 
@@ -7,16 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from mastra_memory.plugins import list_plugins
 from mastra_memory_conformance.docker import SERVICES, compose_file, docker_target, docker_unavailable_reason
+from mastra_memory_conformance.registry import available_targets, list_target_plugins, registered_targets
+from mastra_memory_conformance.sqlite_targets import sqlite_target
 from mastra_memory_conformance.targets import (
     URL_ENV_VARS,
     ConformanceTarget,
     TargetSettings,
     TargetUnavailable,
-    available_targets,
-    registered_targets,
-    sqlite_target,
     url_target,
 )
 
@@ -25,7 +26,7 @@ from .conftest import REGISTER_CONFTEST
 UNAVAILABLE_PLUGIN = """
 from contextlib import contextmanager
 
-from mastra_memory.hookspecs import hookimpl
+from mastra_memory_conformance.hookspecs import hookimpl
 from mastra_memory_conformance.targets import ConformanceTarget, TargetUnavailable
 
 
@@ -61,7 +62,7 @@ def test_uses_nothing_of_the_kit():
 """
 
 
-def test_the_sqlite_plugin_registers_the_sqlite_target() -> None:
+def test_the_kit_registers_the_sqlite_target_itself() -> None:
     target = registered_targets()["sqlite"]
     assert (target.adapter, target.kind, target.has_vector, target.has_storage) == (
         "sqlite",
@@ -70,8 +71,9 @@ def test_the_sqlite_plugin_registers_the_sqlite_target() -> None:
         True,
     )
     assert "sqlite" in available_targets("sqlite")
-    sqlite_plugin = next(p for p in list_plugins() if p.name == "mastra_memory.stores.sqlite.plugin")
-    assert sqlite_plugin.conformance_targets == ("sqlite",)
+    builtin = next(p for p in list_target_plugins() if p.name == "mastra_memory_conformance.sqlite_targets")
+    assert (builtin.source, builtin.distribution) == ("builtin", "mastra-memory-conformance")
+    assert [t.name for t in builtin.targets] == ["sqlite"]
 
 
 def test_the_sqlite_target_provisions_a_temporary_file(tmp_path: Path) -> None:

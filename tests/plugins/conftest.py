@@ -1,4 +1,4 @@
-"""Fixtures for the plugin tests: a fresh plugin manager per test, and real distributions on sys.path.
+"""Fixtures for the plugin tests: fresh plugin managers per test, and real distributions on sys.path.
 
 ``distribution`` writes an installed distribution (a ``.dist-info`` directory with ``entry_points.txt``
 plus its modules) into a temporary directory and puts it on ``sys.path``, which is exactly what
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from mastra_memory.plugins import ENV_BLOCK, ENV_DISABLE, ENV_LOAD, reset_plugin_manager
+from mastra_memory.plugins import ENTRYPOINT_GROUP, ENV_BLOCK, ENV_DISABLE, ENV_LOAD, reset_plugin_manager
+from mastra_memory_conformance.registry import reset_target_manager
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMMY_PROJECT = FIXTURES / "mastra-memory-dummyplugin"
@@ -25,10 +26,12 @@ MakeDistribution = Callable[..., Path]
 
 @pytest.fixture(autouse=True)
 def fresh_plugin_manager() -> Iterator[None]:
-    """Every test builds its own manager from the environment it sets up."""
+    """Every test builds its own managers (the core's and the kit's) from the environment it sets up."""
     reset_plugin_manager()
+    reset_target_manager()
     yield
     reset_plugin_manager()
+    reset_target_manager()
 
 
 @pytest.fixture
@@ -43,8 +46,9 @@ def entrypoints(monkeypatch: pytest.MonkeyPatch) -> None:
 def distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MakeDistribution]:
     """``distribution(name, version, entry_points, modules)`` installs a distribution onto sys.path.
 
-    ``entry_points`` maps entry-point names to ``module[:attr]``; ``modules`` maps module names to their
-    source. Modules imported from it are removed from ``sys.modules`` afterwards.
+    ``entry_points`` maps entry-point names to ``module[:attr]`` in the group ``group`` (default: the
+    core's ``mastra_memory``; ``also`` adds entry points of further groups); ``modules`` maps module names
+    to their source. Modules imported from it are removed from ``sys.modules`` afterwards.
     """
     site = tmp_path / "site-packages"
     site.mkdir()
@@ -52,13 +56,23 @@ def distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ma
     modules: list[str] = []
 
     def make(
-        name: str, version: str, entry_points: dict[str, str], modules_source: dict[str, str] | None = None
+        name: str,
+        version: str,
+        entry_points: Mapping[str, str],
+        modules_source: Mapping[str, str] | None = None,
+        *,
+        group: str = ENTRYPOINT_GROUP,
+        also: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Path:
         info = site / f"{name.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-        lines = [f"{ep} = {target}" for ep, target in entry_points.items()]
-        (info / "entry_points.txt").write_text("[mastra_memory]\n" + "\n".join(lines) + "\n")
+        groups = {group: entry_points, **(also or {})}
+        (info / "entry_points.txt").write_text(
+            "".join(
+                f"[{g}]\n" + "".join(f"{ep} = {v}\n" for ep, v in eps.items()) for g, eps in groups.items()
+            )
+        )
         for module, source in (modules_source or {}).items():
             (site / f"{module}.py").write_text(textwrap.dedent(source))
             modules.append(module)

@@ -10,7 +10,6 @@ from mastra_memory.plugins import (
     EmbedderFactory,
     StorageFactory,
     VectorFactory,
-    conformance_targets,
     embedder_providers,
     get_plugin_manager,
     list_plugins,
@@ -56,17 +55,14 @@ def test_typed_facade_calls_each_hook() -> None:
     stores: list[tuple[str, VectorFactory, type[BaseModel]]] = []
     saved: list[tuple[str, StorageFactory, type[BaseModel]]] = []
     providers: list[tuple[str, EmbedderFactory]] = []
-    targets: list[object] = []
 
     pm.hooks.register_vector_stores(lambda name, factory, model: stores.append((name, factory, model)))
     pm.hooks.register_storages(lambda name, factory, model: saved.append((name, factory, model)))
     pm.hooks.register_embedders(lambda provider, factory: providers.append((provider, factory)))
-    pm.hooks.register_conformance_targets(targets.append)
 
     assert [s[0] for s in stores] == ["sqlite"]
     assert [s[0] for s in saved] == ["sqlite"]
     assert "hash" in {p[0] for p in providers}
-    assert len(targets) == len(conformance_targets())
 
     sqlite_only: list[str] = []
     pm.hooks.only(pm.get_plugin(SQLITE_PLUGIN)).register_embedders(lambda p, f: sqlite_only.append(p))

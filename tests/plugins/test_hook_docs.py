@@ -1,17 +1,30 @@
-"""Every hook has a section in docs/plugins/hooks.md and at least one test (as datasette checks)."""
+"""Every hook -- the core's three and the conformance kit's one -- has a section in docs/plugins/hooks.md
+and at least one test (as datasette checks)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from mastra_memory import hookspecs
+from mastra_memory_conformance import hookspecs as kit_hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS_DOC = ROOT / "docs" / "plugins" / "hooks.md"
-HOOKS = sorted(name for name, fn in vars(hookspecs).items() if getattr(fn, "mastra_memory_spec", None))
+
+
+def hooks_of(module: ModuleType) -> list[str]:
+    """The hook specifications of ``module`` (pluggy marks them ``<project>_spec``)."""
+    marker = f"{module.PROJECT_NAME}_spec"
+    return [name for name, fn in vars(module).items() if getattr(fn, marker, None)]
+
+
+CORE_HOOKS = sorted(hooks_of(hookspecs))
+KIT_HOOKS = sorted(hooks_of(kit_hookspecs))
+HOOKS = sorted(CORE_HOOKS + KIT_HOOKS)
 
 
 def sections() -> dict[str, str]:
@@ -21,12 +34,8 @@ def sections() -> dict[str, str]:
 
 
 def test_the_hooks_are_found() -> None:
-    assert HOOKS == [
-        "register_conformance_targets",
-        "register_embedders",
-        "register_storages",
-        "register_vector_stores",
-    ]
+    assert CORE_HOOKS == ["register_embedders", "register_storages", "register_vector_stores"]
+    assert KIT_HOOKS == ["register_conformance_targets"]
 
 
 @pytest.mark.parametrize("hook", HOOKS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -11,11 +10,9 @@ from pydantic import BaseModel
 from mastra_memory.errors import PluginError
 from mastra_memory.hookspecs import hookimpl
 from mastra_memory.plugins import (
-    RegisterConformanceTarget,
     RegisterEmbedder,
     RegisterStorage,
     RegisterVectorStore,
-    conformance_targets,
     get_plugin_manager,
     list_plugins,
     storages,
@@ -27,13 +24,8 @@ class Settings(BaseModel):
     url: str = "x"
 
 
-@dataclass(frozen=True)
-class Target:
-    name: str
-
-
 class Everything:
-    """A plugin using all four hooks."""
+    """A plugin using all three hooks."""
 
     @hookimpl
     def register_vector_stores(self, register: RegisterVectorStore) -> None:
@@ -47,11 +39,6 @@ class Everything:
     def register_embedders(self, register: RegisterEmbedder) -> None:
         register("everything", lambda model, options: None)
 
-    @hookimpl
-    def register_conformance_targets(self, register: RegisterConformanceTarget) -> None:
-        register(Target("everything-native"))
-        register(Target("everything-emulated"))
-
 
 def test_plugin_registered_in_process_provides_through_every_hook() -> None:
     get_plugin_manager().register(Everything(), name="everything")
@@ -59,15 +46,8 @@ def test_plugin_registered_in_process_provides_through_every_hook() -> None:
     assert info.source == "runtime"
     assert info.version is None
     assert info.vector_stores == info.storages == info.embedder_providers == ("everything",)
-    assert info.conformance_targets == ("everything-native", "everything-emulated")
     assert vector_stores()["everything"].settings_model is Settings
     assert storages()["everything"].plugin == "everything"
-
-
-def test_register_conformance_targets_collects_targets_in_order() -> None:
-    get_plugin_manager().register(Everything(), name="everything")
-    targets = [t for t in conformance_targets() if isinstance(t, Target)]
-    assert targets == [Target("everything-native"), Target("everything-emulated")]
 
 
 class Registers:

@@ -33,7 +33,6 @@ def test_json_lists_builtins_with_what_they_provide() -> None:
         "vector_stores": ["sqlite"],
         "storages": ["sqlite"],
         "embedder_providers": [],
-        "conformance_targets": plugins[SQLITE_PLUGIN]["conformance_targets"],
     }
     assert "hash" in plugins["mastra_memory.embedders.builtin"]["embedder_providers"]
 

@@ -1,4 +1,4 @@
-"""The plugin registers the ``qdrant`` vector store and its conformance targets."""
+"""The plugin registers the ``qdrant`` vector store; ``targets.py`` registers its conformance targets."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from mastra_memory_conformance.targets import ConformanceTarget
 from pydantic import BaseModel
 
 from mastra_memory_qdrant import QDRANT_CAPABILITIES, plugin
+from mastra_memory_qdrant import targets as qdrant_targets
 from mastra_memory_qdrant.settings import QdrantSettings
 from mastra_memory_qdrant.store import QdrantVector
 
@@ -27,7 +28,7 @@ async def test_the_vector_store_is_registered(tmp_path: Path) -> None:
 
 def test_the_targets_are_registered() -> None:
     targets: list[ConformanceTarget] = []
-    plugin.register_conformance_targets(targets.append)
+    qdrant_targets.register_conformance_targets(targets.append)
     assert {(t.name, t.kind) for t in targets} == {
         ("qdrant-url", "url"),
         ("qdrant-docker", "docker"),
@@ -39,7 +40,7 @@ def test_the_targets_are_registered() -> None:
 
 def test_the_edge_target_provisions_a_private_directory(tmp_path: Path) -> None:
     targets: list[ConformanceTarget] = []
-    plugin.register_conformance_targets(targets.append)
+    qdrant_targets.register_conformance_targets(targets.append)
     edge = next(t for t in targets if t.name == "qdrant-edge")
     with edge.provision(tmp_path) as settings:
         assert settings.vector["edge_path"] == str(tmp_path / "edge")

@@ -2,9 +2,9 @@
 datasets and oracle comparisons.
 
 Run it with ``pytest --pyargs mastra_memory_conformance --target <name>``. Importing this package is
-cheap (it imports neither pytest nor a backend), so adapter plugins can import
-``mastra_memory_conformance.targets`` from their ``register_conformance_targets`` hook; the names below
-are loaded on first use.
+cheap (it imports neither pytest nor a backend); the names below are loaded on first use. Adapters
+register targets with the kit's own hook (``mastra_memory_conformance.hookspecs.hookimpl``) in their
+``targets.py``, an entry point of the group ``mastra_memory_conformance``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ __all__ = [
     "TargetSettings",
     "TargetUnavailable",
     "assert_same_ids",
+    "available_targets",
     "declared_override",
     "docker_target",
     "expected_outcome",
+    "hookimpl",
     "oracle_ids",
+    "registered_targets",
     "set_item",
     "url_target",
 ]
@@ -30,6 +33,9 @@ _LAZY = {
     "TargetSettings": "targets",
     "TargetUnavailable": "targets",
     "url_target": "targets",
+    "hookimpl": "hookspecs",
+    "available_targets": "registry",
+    "registered_targets": "registry",
     "docker_target": "docker",
     "assert_same_ids": "oracle",
     "expected_outcome": "oracle",

@@ -67,8 +67,9 @@ from .fixtures import (
 )
 from .guard import pytest_collection_modifyitems, pytest_pycollect_makeitem
 from .network import LoopbackGuard
+from .registry import ENTRYPOINT_GROUP, registered_targets
 from .report import ConformanceReport, OutcomeName, TestResult
-from .targets import ConformanceTarget, registered_targets
+from .targets import ConformanceTarget
 
 __all__ = [
     "ENV_PROFILE",
@@ -167,7 +168,8 @@ def _select(names: list[str]) -> list[ConformanceTarget]:
             available = ", ".join(registry) or "none"
             raise pytest.UsageError(
                 f"unknown conformance target {name!r}; registered targets: {available}. Targets come from "
-                f"the register_conformance_targets hook of installed mastra-memory plugins"
+                f"the register_conformance_targets hook of the plugins in the entry-point group "
+                f"{ENTRYPOINT_GROUP} (install the adapter that provides {name!r})"
             )
         selected += [t for t in chosen if t not in selected]
     return selected

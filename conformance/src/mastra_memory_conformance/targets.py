@@ -11,8 +11,10 @@ Kinds, most real first: ``url`` (an existing service named by an environment var
 locally installed software), ``embedded`` (the real engine in-process) and ``emulated`` (a local stand-in,
 labelled as such in every report).
 
-Plugins register targets through the ``register_conformance_targets`` hook. This module imports neither
-pytest nor any backend client, so a plugin can import it from its hook cheaply.
+Plugins register targets through the kit's own hook, ``register_conformance_targets``
+(:mod:`mastra_memory_conformance.hookspecs`), found through the entry-point group
+``mastra_memory_conformance`` (:mod:`mastra_memory_conformance.registry`). This module imports nothing
+but the standard library, so an adapter's ``targets.py`` can import it cheaply.
 """
 
 from __future__ import annotations
@@ -22,9 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
-
-from mastra_memory.plugins import conformance_targets
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 __all__ = [
     "DEFAULT_DIMENSION",
@@ -32,12 +32,10 @@ __all__ = [
     "URL_ENV_VARS",
     "ConformanceTarget",
     "Provisioner",
+    "RegisterConformanceTarget",
     "TargetKind",
     "TargetSettings",
     "TargetUnavailable",
-    "available_targets",
-    "registered_targets",
-    "sqlite_target",
     "url_target",
 ]
 
@@ -123,32 +121,8 @@ class ConformanceTarget:
         return f"{self.adapter} ({self.kind})"
 
 
-def registered_targets() -> dict[str, ConformanceTarget]:
-    """Every target registered through ``register_conformance_targets``, by name.
-
-    Raises TypeError for a registration that is not a :class:`ConformanceTarget` and ValueError when two
-    registrations share a name.
-    """
-    found: dict[str, ConformanceTarget] = {}
-    for target in conformance_targets():
-        if not isinstance(target, ConformanceTarget):
-            raise TypeError(
-                f"a plugin registered {target!r} as a conformance target; register a "
-                f"mastra_memory_conformance.targets.ConformanceTarget"
-            )
-        if target.name in found:
-            raise ValueError(f"two conformance targets are named {target.name!r}; rename one of them")
-        found[target.name] = target
-    return found
-
-
-def available_targets(adapter: str | None = None) -> list[str]:
-    """The names of the registered targets (of one adapter, if given), in registration order.
-
-    "Registered" is not "reachable": a target whose backend is missing is skipped with its reason when
-    the suite runs.
-    """
-    return [name for name, t in registered_targets().items() if adapter is None or t.adapter == adapter]
+#: ``register(target)``, the callback of the ``register_conformance_targets`` hook.
+RegisterConformanceTarget: TypeAlias = Callable[[ConformanceTarget], None]
 
 
 # --- generic builders -----------------------------------------------------------------------------
@@ -190,24 +164,4 @@ def url_target(
         provision=provision,
         description=description or f"an existing {adapter} service named by {env_var}",
         has_storage=storage_setting is not None,
-    )
-
-
-def sqlite_target() -> ConformanceTarget:
-    """The ``sqlite`` target: the embedded store on a fresh temporary file (vectors and storage share it)."""
-
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        url = str(tmp / "conformance.db")
-        yield TargetSettings(
-            vector={"url": url}, storage={"url": url}, options={"dimension": DEFAULT_DIMENSION}
-        )
-
-    return ConformanceTarget(
-        name="sqlite",
-        adapter="sqlite",
-        kind="embedded",
-        provision=provision,
-        description="the embedded SQLite store on a temporary file",
-        has_storage=True,
     )

@@ -12,7 +12,7 @@ from ..hookspecs import hookimpl
 from .base import Embedder
 
 if TYPE_CHECKING:
-    from ..plugins import RegisterEmbedder
+    from ..plugins.protocols import RegisterEmbedder
 
 
 def openai(model: str, options: Mapping[str, Any]) -> Embedder:

@@ -1,7 +1,7 @@
 """The hook implementations mastra-memory finds through the entry point ``lancedb``.
 
-Kept light: mastra-memory imports this module whenever it builds its plugin manager, so LanceDB itself
-(and the conformance kit) are imported only when a store or a target is used.
+Kept light: mastra-memory imports this module whenever it builds its plugin manager, so LanceDB itself is
+imported only when a store is used. The conformance targets register with the kit, from ``targets.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from mastra_memory.hookspecs import hookimpl
 from .settings import LanceDBSettings
 
 if TYPE_CHECKING:
-    from mastra_memory.plugins import RegisterConformanceTarget, RegisterVectorStore
+    from mastra_memory.plugins import RegisterVectorStore
 
     from .store import LanceDBVector
 
@@ -31,14 +31,3 @@ def create_lancedb_vector(settings: LanceDBSettings) -> LanceDBVector:
 def register_vector_stores(register: RegisterVectorStore) -> None:
     """Register the ``lancedb`` vector store."""
     register(NAME, create_lancedb_vector, LanceDBSettings)
-
-
-@hookimpl
-def register_conformance_targets(register: RegisterConformanceTarget) -> None:
-    """Register the ``lancedb`` and ``lancedb-url`` targets when the conformance kit is installed."""
-    try:
-        from .targets import lancedb_targets
-    except ImportError:  # mastra-memory-conformance is not installed: nothing to register
-        return
-    for target in lancedb_targets():
-        register(target)

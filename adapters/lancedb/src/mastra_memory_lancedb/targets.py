@@ -6,6 +6,8 @@ lancedb`` (or ``lancedb-url``).
   object-store URI (``s3://bucket/prefix``) or LanceDB Cloud (``db://name``; set
   ``MASTRA_MEMORY_LANCEDB_API_KEY`` and, if needed, ``MASTRA_MEMORY_LANCEDB_REGION``, which the store's
   settings read from the environment). Skipped with that reason when the variable is unset.
+
+The kit finds them through the entry point ``lancedb`` of the group ``mastra_memory_conformance``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from mastra_memory_conformance.hookspecs import hookimpl
 from mastra_memory_conformance.targets import (
     DEFAULT_DIMENSION,
     ConformanceTarget,
+    RegisterConformanceTarget,
     TargetSettings,
     url_target,
 )
@@ -52,6 +56,8 @@ def lancedb_url_target() -> ConformanceTarget:
     )
 
 
-def lancedb_targets() -> list[ConformanceTarget]:
-    """Every target this adapter provides."""
-    return [lancedb_target(), lancedb_url_target()]
+@hookimpl
+def register_conformance_targets(register: RegisterConformanceTarget) -> None:
+    """Register the ``lancedb`` and ``lancedb-url`` targets."""
+    register(lancedb_target())
+    register(lancedb_url_target())

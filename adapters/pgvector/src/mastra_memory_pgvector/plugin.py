@@ -1,7 +1,8 @@
 """The hook implementations mastra-memory finds through the entry point ``pgvector``.
 
-Kept light: mastra-memory imports this module whenever it builds its plugin manager, so psycopg, the
-stores and the conformance targets are imported only when they are used.
+Kept light: mastra-memory imports this module whenever it builds its plugin manager, so psycopg and the
+stores are imported only when they are used. The conformance targets register with the kit, from
+``targets.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from mastra_memory.hookspecs import hookimpl
 from .settings import PgVectorSettings
 
 if TYPE_CHECKING:
-    from mastra_memory.plugins import RegisterConformanceTarget, RegisterStorage, RegisterVectorStore
+    from mastra_memory.plugins import RegisterStorage, RegisterVectorStore
 
     from .storage import PgStorage
     from .store import PgVector
@@ -45,15 +46,3 @@ def register_vector_stores(register: RegisterVectorStore) -> None:
 def register_storages(register: RegisterStorage) -> None:
     """Register the ``pgvector`` memory storage (threads, messages and resources in PostgreSQL)."""
     register(NAME, create_pgvector_storage, PgVectorSettings)
-
-
-@hookimpl
-def register_conformance_targets(register: RegisterConformanceTarget) -> None:
-    """Register ``pgvector-native``, ``pgvector-url`` and ``pgvector-docker`` when the conformance kit is
-    installed (it is a test dependency)."""
-    try:
-        from .targets import conformance_targets
-    except ImportError:  # mastra-memory-conformance is not installed: nothing to register
-        return
-    for target in conformance_targets():
-        register(target)

@@ -7,6 +7,7 @@
 * ``pgvector-docker`` -- the ``pgvector/pgvector`` image of the kit's compose file, when Docker is there.
 
 Each provisioned target gets its own schema, so runs against a shared server do not meet each other.
+The kit finds them through the entry point ``pgvector`` of the group ``mastra_memory_conformance``.
 
     pytest --pyargs mastra_memory_conformance --target pgvector-native
 """
@@ -20,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from mastra_memory_conformance.docker import docker_target
+from mastra_memory_conformance.hookspecs import hookimpl
 from mastra_memory_conformance.targets import (
     URL_ENV_VARS,
     ConformanceTarget,
+    RegisterConformanceTarget,
     TargetSettings,
     TargetUnavailable,
     url_target,
@@ -30,7 +33,7 @@ from mastra_memory_conformance.targets import (
 
 from .server import ServerUnavailable, local_server
 
-__all__ = ["conformance_targets", "native_target"]
+__all__ = ["native_target", "register_conformance_targets"]
 
 DIMENSION = 8
 
@@ -72,8 +75,9 @@ def _unique_schema() -> str:
     return f"conformance_{uuid.uuid4().hex[:8]}"
 
 
-def conformance_targets() -> list[ConformanceTarget]:
-    """The three pgvector targets: native, url and docker."""
+@hookimpl
+def register_conformance_targets(register: RegisterConformanceTarget) -> None:
+    """Register the three pgvector targets: ``pgvector-native``, ``pgvector-url`` and ``pgvector-docker``."""
     schema = _unique_schema()
     url = url_target(
         "pgvector",
@@ -98,7 +102,9 @@ def conformance_targets() -> list[ConformanceTarget]:
         storage_settings=lambda dsn: _settings(dsn, "conformance"),
         options={"dimension": DIMENSION},
     )
-    return [native_target(), url_with_storage, docker]
+    register(native_target())
+    register(url_with_storage)
+    register(docker)
 
 
 def _with_storage(target: ConformanceTarget, schema: str) -> Any:

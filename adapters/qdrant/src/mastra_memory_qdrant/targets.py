@@ -11,6 +11,8 @@ target             kind        backend
                                ``MASTRA_MEMORY_TEST_QDRANT_API_KEY`` when it needs a key)
 ``qdrant-docker``  docker      ``qdrant/qdrant`` from the kit's pinned compose file (testcontainers)
 =================  ==========  ===========================================================================
+
+The kit finds them through the entry point ``qdrant`` of the group ``mastra_memory_conformance``.
 """
 
 from __future__ import annotations
@@ -23,14 +25,16 @@ from pathlib import Path
 from typing import Final
 
 from mastra_memory_conformance.docker import docker_target
+from mastra_memory_conformance.hookspecs import hookimpl
 from mastra_memory_conformance.targets import (
     URL_ENV_VARS,
     ConformanceTarget,
+    RegisterConformanceTarget,
     TargetSettings,
     TargetUnavailable,
 )
 
-__all__ = ["API_KEY_ENV", "URL_ENV", "qdrant_targets"]
+__all__ = ["API_KEY_ENV", "URL_ENV", "register_conformance_targets"]
 
 URL_ENV: Final = URL_ENV_VARS.get("qdrant", "MASTRA_MEMORY_TEST_QDRANT_URL")
 API_KEY_ENV: Final = "MASTRA_MEMORY_TEST_QDRANT_API_KEY"
@@ -94,11 +98,11 @@ def _url_target() -> ConformanceTarget:
     )
 
 
-def qdrant_targets() -> list[ConformanceTarget]:
-    """Every Qdrant conformance target, most real first."""
-    return [
-        _url_target(),
-        docker_target("qdrant", "qdrant", options={"dimension": DIMENSION}),
-        _edge_target(),
-        _local_target(),
-    ]
+@hookimpl
+def register_conformance_targets(register: RegisterConformanceTarget) -> None:
+    """Register every Qdrant target, most real first: ``qdrant-url``, ``qdrant-docker``, ``qdrant-edge``
+    and ``qdrant-local``."""
+    register(_url_target())
+    register(docker_target("qdrant", "qdrant", options={"dimension": DIMENSION}))
+    register(_edge_target())
+    register(_local_target())

@@ -1,19 +1,19 @@
 """The built-in ``sqlite`` plugin: the embedded store registers through the same hooks as any adapter.
 
-The store classes are imported inside the factories so that loading the plugin stays cheap.
+The store classes are imported inside the factories so that loading the plugin stays cheap. Its
+conformance target lives in the conformance kit (``mastra_memory_conformance.sqlite_targets``): the core
+never imports the kit.
 """
 
 from __future__ import annotations
 
-import importlib
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...hookspecs import hookimpl
 from .settings import SQLiteSettings
 
 if TYPE_CHECKING:
-    from ...plugins import RegisterConformanceTarget, RegisterStorage, RegisterVectorStore
+    from ...plugins.protocols import RegisterStorage, RegisterVectorStore
     from .storage import SQLiteStorage
     from .vector import SQLiteVector
 
@@ -44,23 +44,3 @@ def register_vector_stores(register: RegisterVectorStore) -> None:
 def register_storages(register: RegisterStorage) -> None:
     """Register the ``sqlite`` memory storage."""
     register(NAME, create_sqlite_storage, SQLiteSettings)
-
-
-@cache
-def _conformance_target() -> Any:
-    # Looked up once: the kit is an optional distribution, and the hooks run on every registry lookup.
-    # Imported by name so that the core neither needs the kit installed nor type-checks against it.
-    try:
-        targets = importlib.import_module("mastra_memory_conformance.targets")
-    except ImportError:
-        return None
-    return targets.sqlite_target()
-
-
-@hookimpl
-def register_conformance_targets(register: RegisterConformanceTarget) -> None:
-    """Register the ``sqlite`` conformance target (an embedded store on a temporary file) when the
-    conformance kit is installed."""
-    target = _conformance_target()
-    if target is not None:
-        register(target)
