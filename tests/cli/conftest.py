@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
-from mastra_memory.cli_memory import register
+from mastra_memory.cli.commands import register
 from mastra_memory.messages import message_text
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.vector import SQLiteVector

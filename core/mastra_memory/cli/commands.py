@@ -7,314 +7,39 @@ one line on stderr and exit with status 1; progress goes to stderr, results to s
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
-from enum import StrEnum
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
-from .errors import MastraMemoryError, ThreadNotFoundError, ValidationError
+from ..errors import ThreadNotFoundError, ValidationError
+from .common import (
+    DEFAULT_DB,
+    DEFAULT_EMBEDDER,
+    DbOption,
+    EmbedderOption,
+    Scope,
+    existing_db,
+    message_view,
+    open_memory,
+    progress_bar,
+    run,
+    thread_titles,
+    user_errors,
+    when,
+)
+from .render import recall_json, render_recall
 
 if TYPE_CHECKING:
-    from .demo.runner import DemoReport
-    from .memory import Memory, RecallResult
-    from .messages import MastraDBMessage
-
-T = TypeVar("T")
-
-DEFAULT_DB = Path("memory.db")
-DEFAULT_EMBEDDER = "local/wordllama"
-
-DbOption = Annotated[
-    Path,
-    typer.Option("--db", help="SQLite file holding messages and vectors (Mastra's default: ./memory.db)."),
-]
-EmbedderOption = Annotated[
-    str,
-    typer.Option(
-        "--embedder",
-        help="Embedder model string: local/wordllama (offline), hash/<dim>, "
-        "openai/text-embedding-3-small, ...",
-    ),
-]
-
-Kind = Literal["history", "hit", "context"]
-
-
-class Scope(StrEnum):
-    """Where semantic recall searches."""
-
-    thread = "thread"
-    resource = "resource"
-
-
-# --------------------------------------------------------------------------------------- plumbing
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    """A mastra-memory error or an unreadable file becomes one red line on stderr and exit status 1."""
-    try:
-        yield
-    except MastraMemoryError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-
-
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), message))
-    raise typer.Exit(1)
-
-
-def _run(awaitable: Awaitable[T]) -> T:
-    async def main() -> T:
-        return await awaitable
-
-    return asyncio.run(main())
-
-
-def _progress() -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-    )
-
-
-def _existing_db(db: Path) -> str:
-    if not db.is_file():
-        raise ValidationError(
-            f"database {db} does not exist; load messages first with `mastra-memory ingest FILE --db {db}`"
-        )
-    return str(db)
-
-
-def _memory(db: str, embedder: str, options: Mapping[str, Any]) -> Memory:
-    from .memory import Memory
-    from .stores.sqlite.storage import SQLiteStorage
-    from .stores.sqlite.vector import SQLiteVector
-
-    return Memory(SQLiteStorage(url=db), SQLiteVector(url=db), embedder, options=options)
-
-
-def _when(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d %H:%M")
-
-
-def _text(message: MastraDBMessage, style: str = "") -> Text:
-    """The message text as rich Text (never parsed as markup: stored text may contain brackets)."""
-    from .messages import render_text
-
-    text = render_text(message)
-    return Text(text, style=style) if text else Text("(no text)", style="dim")
-
-
-# ---------------------------------------------------------------------------------- recall views
-
-
-@dataclass(frozen=True, slots=True)
-class RecalledRow:
-    """One message of a recall result, classified for display."""
-
-    message: MastraDBMessage
-    kind: Kind
-    score: float | None  # hits only
-    rank: int | None  # hits only: 1 for the best score
-    group: int | None  # recalled messages only: hit windows that touch form one group
-
-
-def classify(result: RecallResult, current_thread: str, message_range: int) -> list[RecalledRow]:
-    """Sort a recall result into hits, the context around them, and the current thread's history.
-
-    Recalled rows come first, grouped by their best hit (windows that touch merge into one group), each
-    group in time order; then the history rows of the current thread in time order.
-    """
-    ordered = sorted(result.messages, key=lambda m: (m.created_at, m.id))
-    order = {m.id: i for i, m in enumerate(ordered)}
-    by_thread: dict[str, list[MastraDBMessage]] = {}
-    for message in ordered:
-        by_thread.setdefault(message.thread_id, []).append(message)
-    position = {m.id: (tid, i) for tid, msgs in by_thread.items() for i, m in enumerate(msgs)}
-    hits = sorted((h for h in result.hits if h.message_id in position), key=lambda h: -h.score)
-    rank = {h.message_id: n for n, h in enumerate(hits, start=1)}
-    score = {h.message_id: h.score for h in hits}
-    group_of: dict[str, int] = {}
-    groups: list[list[str]] = []
-    for hit in hits:
-        if hit.message_id in group_of:
-            continue
-        members: set[str] = set()
-        pending = [hit.message_id]
-        while pending:
-            thread_id, at = position[pending.pop()]
-            for message in by_thread[thread_id][max(0, at - message_range) : at + message_range + 1]:
-                if message.id in group_of or message.id in members:
-                    continue
-                members.add(message.id)
-                if message.id in rank:
-                    pending.append(message.id)
-        for message_id in members:
-            group_of[message_id] = len(groups) + 1
-        groups.append(sorted(members, key=order.__getitem__))
-    by_id = {m.id: m for m in ordered}
-    rows = [
-        RecalledRow(
-            by_id[mid], "hit" if mid in rank else "context", score.get(mid), rank.get(mid), group_of[mid]
-        )
-        for group in groups
-        for mid in group
-    ]
-    for message in ordered:
-        if message.id not in group_of:
-            kind: Kind = "history" if message.thread_id == current_thread else "context"
-            rows.append(RecalledRow(message, kind, None, None, None))
-    return rows
-
-
-def _history_view(rows: Sequence[RecalledRow], title: str) -> Table | Text:
-    history = [r for r in rows if r.kind == "history"]
-    if not history:
-        return Text(f"{title}: no earlier messages", style="dim")
-    table = Table(title=Text(title), title_justify="left", show_header=False, box=None, padding=(0, 1))
-    table.add_column("When", style="dim", no_wrap=True)
-    table.add_column("Role", style="cyan", no_wrap=True)
-    table.add_column("Text")
-    for row in history:
-        table.add_row(_when(row.message.created_at), row.message.role, _text(row.message))
-    return table
-
-
-def _recalled_view(rows: Sequence[RecalledRow], titles: Mapping[str, str], caption: str) -> Table | Text:
-    recalled = [r for r in rows if r.kind != "history"]
-    if not recalled:
-        return Text("Nothing recalled: no stored message matched the question.", style="yellow")
-    table = Table(title="Recalled from memory", title_justify="left", caption=caption, caption_justify="left")
-    table.add_column("Score", justify="right", no_wrap=True)
-    table.add_column("Thread", style="magenta")
-    table.add_column("Kind", no_wrap=True)
-    table.add_column("When", style="dim", no_wrap=True)
-    table.add_column("Role", style="cyan", no_wrap=True)
-    table.add_column("Text", ratio=1)
-    previous_group: int | None = None
-    for row in recalled:
-        if previous_group is not None and row.group != previous_group:
-            table.add_section()
-        previous_group = row.group
-        is_hit = row.kind == "hit"
-        table.add_row(
-            f"{row.score:.3f}" if row.score is not None else "",
-            Text(titles.get(row.message.thread_id) or row.message.thread_id),
-            Text(f"hit #{row.rank}" if is_hit else "context", style="bold green" if is_hit else "dim"),
-            _when(row.message.created_at),
-            row.message.role,
-            _text(row.message, "bold" if is_hit else ""),
-        )
-    return table
-
-
-def render_recall(
-    console: Console,
-    *,
-    question: str,
-    thread_id: str,
-    result: RecallResult,
-    titles: Mapping[str, str],
-    message_range: int,
-    heading: str = "Question",
-) -> None:
-    """Print a question, the current thread's recent history, and the table of recalled messages."""
-    rows = classify(result, thread_id, message_range)
-    thread_name = titles.get(thread_id) or thread_id
-    caption = (
-        f"{len(result.hits)} hits (best score first), each with up to {message_range} message(s) of "
-        f"context on either side; index {result.index_name or '-'}"
-    )
-    console.print()
-    console.print(Panel(Text(question, style="bold"), title=heading, title_align="left", expand=False))
-    console.print(
-        Group(
-            _history_view(rows, f"Recent history of “{thread_name}”"),
-            Text(""),
-            _recalled_view(rows, titles, caption),
-        )
-    )
-
-
-def recall_json(
-    *,
-    question: str,
-    thread_id: str,
-    resource_id: str | None,
-    embedder: str,
-    result: RecallResult,
-    titles: Mapping[str, str],
-    message_range: int,
-) -> dict[str, Any]:
-    """The machine-readable form of a recall: the hits, and every message with its kind and thread title."""
-    from .timestamps import canonical_timestamp
-
-    rows = {row.message.id: row for row in classify(result, thread_id, message_range)}
-    return {
-        "query": question,
-        "thread_id": thread_id,
-        "resource_id": resource_id,
-        "embedder": embedder,
-        "index_name": result.index_name,
-        "total": result.total,
-        "has_more": result.has_more,
-        "hits": [h.model_dump() for h in result.hits],
-        "messages": [
-            {
-                "id": m.id,
-                "thread_id": m.thread_id,
-                "thread_title": titles.get(m.thread_id, ""),
-                "role": m.role,
-                "created_at": canonical_timestamp(m.created_at),
-                "kind": rows[m.id].kind,
-                "score": rows[m.id].score,
-                "text": _plain_text(m),
-            }
-            for m in result.messages
-        ],
-    }
-
-
-def _plain_text(message: MastraDBMessage) -> str:
-    from .messages import render_text
-
-    return render_text(message)
-
-
-async def _titles(memory: Memory, thread_ids: Sequence[str]) -> dict[str, str]:
-    titles: dict[str, str] = {}
-    for thread_id in dict.fromkeys(thread_ids):
-        thread = await memory.get_thread_by_id(thread_id)
-        if thread is not None:
-            titles[thread_id] = thread.title
-    return titles
+    from ..demo.runner import DemoReport
+    from ..memory import RecallResult
 
 
 # ------------------------------------------------------------------------------------------- demo
@@ -332,9 +57,9 @@ def demo_command(
     The sample holds five conversations of one user: a trip to Kyoto, a new
     puppy, a home office, a half-marathon plan and a book club. Each question
     is asked in a new thread of the same user, and recall finds the answer in
-    the earlier threads. The demo database is separate from ./memory.db.
+    the earlier threads. The demo database is separate from ../memory.db.
     """
-    from .demo.runner import (
+    from ..demo.runner import (
         DEMO_RESOURCE,
         MESSAGE_RANGE,
         QUESTION_THREAD,
@@ -345,12 +70,12 @@ def demo_command(
     )
 
     console = Console()
-    with _user_errors():
+    with user_errors():
         total = len(read_sample().messages)
-        with _progress() as progress:
+        with progress_bar() as progress:
             loading = progress.add_task("Loading sample conversations", total=total)
             asking = progress.add_task("Asking questions", total=len(QUESTIONS))
-            report = _run(
+            report = run(
                 run_demo(
                     db,
                     embedder,
@@ -398,7 +123,7 @@ def _demo_summary(report: DemoReport, titles: Mapping[str, str]) -> Group:
         message = next((m for m in answer.result.messages if top and m.id == top.message_id), None)
         answers.add_row(
             answer.question.text,
-            _text(message) if message else "-",
+            message_view(message) if message else "-",
             Text(titles.get(message.thread_id, message.thread_id)) if message else "-",
             f"{top.score:.3f}" if top else "-",
         )
@@ -455,17 +180,17 @@ def ingest_command(
     is reported with its number and nothing is saved. Messages are then
     saved in batches, one transaction each.
     """
-    from .demo.loader import check_threads, load_messages, read_file
+    from ..demo.loader import check_threads, load_messages, read_file
 
     options: dict[str, Any] = {"semantic_recall": not no_embed}
-    with _user_errors():
+    with user_errors():
         parsed = read_file(file)
-        memory = _memory(str(db), embedder, options)
+        memory = open_memory(str(db), embedder, options)
 
         async def ingest() -> Any:
             try:
                 to_create = await check_threads(memory, parsed)  # before the progress bar starts
-                with _progress() as progress:
+                with progress_bar() as progress:
                     task = progress.add_task(f"Ingesting {escape(file.name)}", total=len(parsed.messages))
                     return await load_messages(
                         memory,
@@ -477,7 +202,7 @@ def ingest_command(
             finally:
                 await memory.close()
 
-        report = _run(ingest())
+        report = run(ingest())
     console = Console()
     table = Table(title="Ingest complete", title_justify="left", show_header=False)
     table.add_column("What", style="bold")
@@ -525,8 +250,8 @@ def recall_command(
         "last_messages": last,
         "semantic_recall": {"top_k": top_k, "message_range": message_range, "scope": scope.value},
     }
-    with _user_errors():
-        memory = _memory(_existing_db(db), embedder, options)
+    with user_errors():
+        memory = open_memory(existing_db(db), embedder, options)
 
         async def recall() -> tuple[RecallResult, dict[str, str], str | None]:
             try:
@@ -542,12 +267,12 @@ def recall_command(
                 result = await memory.recall(
                     thread_id=thread, resource_id=owner, vector_search_string=question
                 )
-                titles = await _titles(memory, [thread, *(m.thread_id for m in result.messages)])
+                titles = await thread_titles(memory, [thread, *(m.thread_id for m in result.messages)])
                 return result, titles, owner
             finally:
                 await memory.close()
 
-        result, titles, owner = _run(recall())
+        result, titles, owner = run(recall())
     if as_json:
         data = recall_json(
             question=question,
@@ -579,8 +304,8 @@ def threads_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List threads, newest first, with their message counts."""
-    with _user_errors():
-        memory = _memory(_existing_db(db), DEFAULT_EMBEDDER, {})
+    with user_errors():
+        memory = open_memory(existing_db(db), DEFAULT_EMBEDDER, {})
 
         async def listing() -> list[tuple[Any, int]]:
             try:
@@ -594,7 +319,7 @@ def threads_command(
             finally:
                 await memory.close()
 
-        rows = _run(listing())
+        rows = run(listing())
     if as_json:
         data = [{**item.model_dump(mode="json"), "message_count": count} for item, count in rows]
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -612,8 +337,8 @@ def threads_command(
             Text(item.id),
             Text(item.resource_id),
             Text(item.title),
-            _when(item.created_at),
-            _when(item.updated_at),
+            when(item.created_at),
+            when(item.updated_at),
             str(count),
         )
     console = Console()
@@ -637,10 +362,10 @@ def reindex_command(
     Stored messages are never changed; vectors go to the index that recall
     uses for this embedder.
     """
-    with _user_errors():
+    with user_errors():
         if thread is not None and resource is not None:
             raise ValidationError("use --thread or --resource, not both")
-        memory = _memory(_existing_db(db), embedder, {"semantic_recall": True})
+        memory = open_memory(existing_db(db), embedder, {"semantic_recall": True})
 
         async def reindex() -> tuple[int, int, str | None]:
             try:
@@ -654,7 +379,7 @@ def reindex_command(
                     threads = list((await memory.list_threads(filter=flt, per_page=False)).threads)
                 counts = [(await memory.storage.list_messages(t.id, per_page=1)).total or 0 for t in threads]
                 indexed = 0
-                with _progress() as progress:
+                with progress_bar() as progress:
                     task = progress.add_task("Re-embedding messages", total=sum(counts))
                     for item in threads:
                         done = await memory.reindex_thread(item.id)
@@ -666,7 +391,7 @@ def reindex_command(
             finally:
                 await memory.close()
 
-        indexed, thread_count, index = _run(reindex())
+        indexed, thread_count, index = run(reindex())
     where = f" into index {index}" if index else ""
     Console().print(
         Text.assemble(

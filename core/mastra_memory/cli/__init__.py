@@ -2,7 +2,7 @@
 
 ``app`` is the typer application. Each command is one function: small ones live here, larger ones in
 their own module and are attached with ``app.command()``. Commands wrap their work in the one error
-wrapper of :mod:`.cli_memory` so a typed error prints as one red line and exit status 1, not a traceback.
+wrapper of :mod:`.common` so a typed error prints as one red line and exit status 1, not a traceback.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from . import plugins as plugin_registry
-from .cli_memory import _user_errors as user_errors
-from .cli_memory import register as register_memory_commands
+from .. import plugins as plugin_registry
+from .commands import register as register_memory_commands
+from .common import user_errors
 
 app = typer.Typer(
     name="mastra-memory",
@@ -68,7 +68,3 @@ register_memory_commands(app)
 def main() -> None:
     """Entry point of the ``mastra-memory`` console script."""
     app()
-
-
-if __name__ == "__main__":
-    main()
