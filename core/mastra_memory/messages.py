@@ -5,6 +5,9 @@ Every model accepts snake_case and camelCase keys and dumps either (``by_alias=T
 Optional fields that were never given are left out of dumps, while an explicit ``None`` is kept, so a
 message read back from storage serialises exactly as it was written. Parts and content keep unknown keys
 verbatim, and parts of an unknown ``type`` are kept as :class:`UnknownPart`.
+
+Why one module of this size: the v2 part union, the v1 normalisation into it and the text rules are one
+record's definition (docs/spec.md §4.1, §5.4); they change together.
 """
 
 from __future__ import annotations

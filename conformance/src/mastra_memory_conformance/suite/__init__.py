@@ -52,6 +52,9 @@ one to cover fixed cases of docs/spec.md §8.2 cites them in the deviation's ``d
 #<label>``
 (for example ``"... (§8.2 #26)"``); on those cases, and only there, a result other than the expected one
 is reported as that deviation (with the returned ids) instead of failing.
+
+Why one module of this size: the base classes, the expectation helpers and the deviation bookkeeping are the
+one API every domain imports; keeping them together keeps that API in one place.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ must raise ``CapabilityError`` when it does not.
 
 A target's backend lives for the whole session, so every test writes under its own random prefix
 (thread, resource and message ids), and listings that span resources are narrowed by a metadata marker.
+
+Why one module of this size: a module under ``suite`` is one conformance domain, and the report names a
+test's domain after its module, so splitting it would split the domain's row in the conformance matrix.
 """
 
 from __future__ import annotations
