@@ -225,7 +225,7 @@ class Memory:
         if self._vector is None:
             arg = self._vector_arg
             if arg is None:
-                from .stores.sqlite.vector import SQLiteVector
+                from .stores.sqlite.store import SQLiteVector
 
                 # Same file as an embedded SQLite storage (Mastra's LibSQL default keeps both in one file).
                 self._vector = SQLiteVector(url=_storage_url(self.storage) or DEFAULT_URL)

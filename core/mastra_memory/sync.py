@@ -5,7 +5,7 @@ All calls run on one private event loop in a background thread, so objects that 
 resources (HTTP clients, connection pools) keep working from call to call.
 
     from mastra_memory import sync
-    from mastra_memory.stores.sqlite.vector import SQLiteVector
+    from mastra_memory.stores.sqlite.store import SQLiteVector
 
     store = sync.wrap(SQLiteVector(url="./memory.db"))
     store.create_index("docs", 3)

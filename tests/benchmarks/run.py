@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory.vector import MastraVector
 
 BATCH = 1_000

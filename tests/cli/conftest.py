@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 from mastra_memory.cli.commands import register
 from mastra_memory.messages import message_text
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 WIDE = {"COLUMNS": "200"}  # one table row per line, so assertions can read rows
 

@@ -16,16 +16,16 @@ import pytest
 
 # Imported here, not first inside the pytester run: numpy (which the store uses) cannot be imported twice
 # in one process, and pytester forgets the modules each inline run imported.
-from mastra_memory.stores.sqlite.vector import SQLITE_CAPABILITIES
+from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
 
 from .conftest import REGISTER_CONFTEST
 
 BROKEN_PLUGIN = """
 from mastra_memory.filters import And, Comparison
 from mastra_memory.hookspecs import hookimpl
-from mastra_memory.stores.sqlite.filter_sql import SQLiteFilterTranslator
+from mastra_memory.stores.sqlite.translate import SQLiteFilterTranslator
 from mastra_memory.stores.sqlite.settings import SQLiteSettings
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory_conformance.hookspecs import hookimpl as target_hookimpl
 from mastra_memory_conformance.sqlite_targets import sqlite_target
 from mastra_memory_conformance.targets import ConformanceTarget

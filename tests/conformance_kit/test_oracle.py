@@ -9,8 +9,9 @@ import pytest
 
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import FilterError, UnsupportedFilterError
-from mastra_memory.stores.sqlite.filter_sql import SQLiteFilterTranslator
-from mastra_memory.stores.sqlite.vector import SQLITE_CAPABILITIES, SQLiteVector
+from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
+from mastra_memory.stores.sqlite.store import SQLiteVector
+from mastra_memory.stores.sqlite.translate import SQLiteFilterTranslator
 from mastra_memory.vector import QueryResult
 from mastra_memory_conformance.datasets import products, query_vector
 from mastra_memory_conformance.oracle import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mastra_memory.stores.sqlite.vector import SQLITE_CAPABILITIES
+from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
 from mastra_memory_conformance.report import find_reports, main, merge_reports, render_matrix
 
 from .conftest import REGISTER_CONFTEST

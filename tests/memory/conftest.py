@@ -10,7 +10,7 @@ import pytest
 from mastra_memory.embedders import get_embedding_cache
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .memory_helpers import SCENARIO_OPTIONS, seed
 

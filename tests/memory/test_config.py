@@ -23,7 +23,7 @@ from mastra_memory.memory_config import (
     merge_config,
 )
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory.vector import IndexConfig
 
 from .memory_helpers import CountingEmbedder, ids, msg, ts

@@ -18,7 +18,7 @@ from mastra_memory.message_list import MessageList
 from mastra_memory.messages import MastraDBMessage
 from mastra_memory.processors import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .memory_helpers import (
     SCENARIO_OPTIONS,

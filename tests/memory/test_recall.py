@@ -17,7 +17,7 @@ from mastra_memory.errors import (
 )
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .memory_helpers import CountingEmbedder, ids, msg, ts
 

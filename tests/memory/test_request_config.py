@@ -18,7 +18,7 @@ from mastra_memory.memory import Memory
 from mastra_memory.message_list import MessageList
 from mastra_memory.processors import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .memory_helpers import CountingEmbedder, ids, msg, records, seed, ts
 

@@ -12,7 +12,7 @@ from mastra_memory.message_list import MessageList
 from mastra_memory.processors import SemanticRecall
 from mastra_memory.recall_format import format_cross_thread_messages
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .memory_helpers import SCENARIO_OPTIONS, ids, msg, records, seed, ts, vectors_by_message
 

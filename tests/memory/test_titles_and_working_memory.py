@@ -11,7 +11,7 @@ import pytest
 from mastra_memory.errors import ConfigError, ResourceScopeError, ThreadNotFoundError, ValidationError
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .memory_helpers import msg, records, ts
 

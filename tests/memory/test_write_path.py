@@ -18,7 +18,7 @@ from mastra_memory.errors import (
 )
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import TABLE_PREFIX, SQLiteVector
+from mastra_memory.stores.sqlite.store import TABLE_PREFIX, SQLiteVector
 
 from .memory_helpers import (
     SCENARIO_OPTIONS,

@@ -22,7 +22,7 @@ from mastra_memory.embedders.hash import HashEmbedder
 from mastra_memory.embedders.wordllama_local import WordLlamaEmbedder
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory.vector import MIN_COSINE_NORM
 
 from .memory_helpers import CountingEmbedder, ids, msg, ts, vectors_by_message

@@ -49,6 +49,6 @@ def test_built_in_plugins_load_without_their_stores() -> None:
     modules = loaded_after("import mastra_memory.plugins as p; p.get_plugin_manager()", autoload=False)
     assert "mastra_memory.stores.sqlite.plugin" in modules
     # The store classes are imported by the factories, on first create_vector/create_storage.
-    assert "mastra_memory.stores.sqlite.vector" not in modules
+    assert "mastra_memory.stores.sqlite.store" not in modules
     assert "mastra_memory.stores.sqlite.storage" not in modules
     assert not {m for m in modules if m.split(".")[0] in OPTIONAL}

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from mastra_memory.filters.ast import And, Comparison
 from mastra_memory.filters.evaluate import evaluate
-from mastra_memory.stores.sqlite.filter_sql import SqlFragment, SQLiteFilterTranslator
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
+from mastra_memory.stores.sqlite.translate import SqlFragment, SQLiteFilterTranslator
 
 INDEX = "diff"
 DIMENSION = 2

@@ -14,8 +14,8 @@ from mastra_memory.errors import UnsupportedFilterError
 from mastra_memory.filters.ast import And, Comparison, ElemMatch, Nor, Not, Or, Regex
 from mastra_memory.filters.evaluate import evaluate
 from mastra_memory.filters.parse import parse
-from mastra_memory.stores.sqlite.filter_sql import (
-    SQLITE_CAPABILITIES,
+from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
+from mastra_memory.stores.sqlite.translate import (
     SqlFragment,
     SQLiteFilterTranslator,
     regexp,

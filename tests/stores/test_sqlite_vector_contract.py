@@ -28,10 +28,11 @@ from mastra_memory.errors import (
 )
 from mastra_memory.filters.parse import parse
 from mastra_memory.storage import Thread
-from mastra_memory.stores.sqlite.filter_sql import SQLiteFilterTranslator
+from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
 from mastra_memory.stores.sqlite.settings import SQLiteSettings
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory.stores.sqlite.vector import SQLITE_CAPABILITIES, SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
+from mastra_memory.stores.sqlite.translate import SQLiteFilterTranslator
 from mastra_memory.vector import MIN_COSINE_NORM
 
 IDX = "idx"

@@ -9,7 +9,7 @@ import pytest
 
 from mastra_memory.errors import FilterError
 from mastra_memory.filters.evaluate import evaluate
-from mastra_memory.stores.sqlite.vector import SQLiteVector
+from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory_conformance.datasets import (
     FILTER_CASES,
     MEMORY_CASES,

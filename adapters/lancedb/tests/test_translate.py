@@ -10,9 +10,9 @@ import pytest
 from mastra_memory.errors import FilterError
 from mastra_memory.filters import parse
 
+from mastra_memory_lancedb.capabilities import LANCEDB_CAPABILITIES
 from mastra_memory_lancedb.translate import (
     FALSE,
-    LANCEDB_CAPABILITIES,
     TRUE,
     LanceDBTranslator,
     LanceFilter,

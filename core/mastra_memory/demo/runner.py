@@ -21,7 +21,7 @@ from ..errors import ValidationError
 from ..memory import Memory, RecallResult
 from ..storage import Thread
 from ..stores.sqlite.storage import SQLiteStorage
-from ..stores.sqlite.vector import SQLiteVector
+from ..stores.sqlite.store import SQLiteVector
 from .loader import Advance, MessageFile, load_messages, parse_lines
 
 DEMO_DB = "mastra-memory-demo.db"

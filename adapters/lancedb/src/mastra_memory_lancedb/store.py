@@ -54,11 +54,11 @@ from mastra_memory.errors import IndexNotFoundError, ValidationError
 from mastra_memory.filters import matches
 from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
 
+from .capabilities import LANCEDB_CAPABILITIES
 from .settings import LanceDBSettings
 from .translate import (
     FALSE,
     JSON_COLUMN,
-    LANCEDB_CAPABILITIES,
     TRUE,
     LanceDBTranslator,
     LanceFilter,

@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final, TypeAlias
 
-from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
 from mastra_memory.filters.visitor import FilterTranslator
 
-from . import __version__
+from .capabilities import LANCEDB_CAPABILITIES
 
 #: The JSONB column filters read.
 JSON_COLUMN: Final = "_mastra_json"
@@ -62,26 +61,6 @@ EXACT_NUMBER_LIMIT: Final = 2**53
 Render: TypeAlias = Callable[[str], str]
 # The largest array index Lance's path parser takes (an i32).
 _MAX_INDEX: Final = 2**31 - 1
-
-_NATIVE: Final = frozenset(
-    {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists"}
-    | {"$and", "$or", "$not", "$nor"}
-)
-#: The manifest. ``$regex``, ``$contains`` and ``$elemMatch`` are emulated: SQL narrows the rows to those
-#: where the field is present and the reference evaluator decides among them (module docstring).
-LANCEDB_CAPABILITIES: Final = AdapterCapabilities(
-    name="lancedb",
-    version=__version__,
-    native_operators=_NATIVE,
-    emulated_operators=frozenset({"$regex", "$contains", "$elemMatch"}),
-    implicit_array_traversal=True,
-    metadata_only_query=True,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
-    index_types=frozenset({"hnsw", "ivfflat", "flat"}),
-    max_upsert_batch=5000,
-    update_by_filter="native",
-    delete_by_filter="native",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +363,6 @@ def sql_list(values: Sequence[str]) -> str:
 __all__ = [
     "FALSE",
     "JSON_COLUMN",
-    "LANCEDB_CAPABILITIES",
     "TRUE",
     "Bound",
     "LanceDBTranslator",

@@ -29,21 +29,19 @@ containing it is folded: it equals nothing, and a range bound ``p + "\\0..."`` c
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from mastra_memory.filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
-from mastra_memory.filters.visitor import FilterTranslator
+from mastra_memory.filters.ast import Comparison, Path, Regex, Scalar
+from mastra_memory.vector.sql_translate import IDENTIFIER, SqlFilterTranslator
 
 from .capabilities import PGVECTOR_CAPABILITIES
 from .regex import RegexTranslationError, to_are
 
 __all__ = ["PgFilterTranslator", "SqlFilter", "json_scalar", "json_text", "unstorable_text"]
 
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Up to this many values of an `$in` are tested one by one (index-friendly); longer lists travel as one
 # jsonb[] parameter.
 _INLINE_LIST_LIMIT: Final = 32
@@ -140,33 +138,20 @@ def _elements(loc: str) -> str:
     return f"jsonb_array_elements(CASE WHEN jsonb_typeof({loc}) = 'array' THEN {loc} END)"
 
 
-class PgFilterTranslator(FilterTranslator[SqlFilter]):
+class PgFilterTranslator(SqlFilterTranslator[SqlFilter, str]):
     """AST -> :class:`SqlFilter` over a jsonb column (every operator, the reference semantics).
 
     A translator instance builds one filter; the store creates a fresh one per filter. ``column`` is the
-    SQL expression of the jsonb metadata (``metadata`` in the store's tables).
+    SQL expression of the jsonb metadata (``metadata`` in the store's tables). The walk is the shared one
+    of :class:`~mastra_memory.vector.sql_translate.SqlFilterTranslator`; this class holds the PostgreSQL
+    SQL. A location is a jsonb SQL expression that is NULL for *missing*.
     """
 
     capabilities = PGVECTOR_CAPABILITIES
-
-    def __init__(self, column: str = "metadata") -> None:
-        self.column = column
-        self._params: dict[str, Any] = {}
-        self._aliases = 0
-        # What paths are relative to: a jsonb object expression (the row's metadata, or an element of an
-        # enclosing document-form $elemMatch), or inside a value-form $elemMatch the element itself.
-        self._document = column
-        self._element: str | None = None
-
-    def translate(self, node: Node) -> SqlFilter:
-        """Check ``node`` against the manifest and build its SQL expression (no I/O)."""
-        fragment = super().translate(node)
-        return SqlFilter(fragment.sql, dict(self._params))
+    placeholder = "%({})s"
+    false_sql = "FALSE"
 
     # --- node methods ---------------------------------------------------------------------------------
-
-    def comparison(self, node: Comparison) -> SqlFilter:
-        return self._fragment(self._comparison(node))
 
     def regex(self, node: Regex) -> SqlFilter:
         if unstorable_text(node.pattern.replace("\x00", "")):
@@ -183,80 +168,42 @@ class PgFilterTranslator(FilterTranslator[SqlFilter]):
 
         return self._fragment(self._some(node.path, matches, expand=True))
 
-    def elem_match(self, node: ElemMatch) -> SqlFilter:
-        on_documents = node.on_documents
+    # --- hooks of the shared walk ------------------------------------------------------------------
 
-        def some_element(loc: str) -> str:
-            alias = self._alias("m")
-            element = f"{alias}.v"
-            saved = self._document, self._element
-            if on_documents:
-                # Object elements are documents; a nested list reads as a document without fields.
-                self._document = (
-                    f"(CASE WHEN jsonb_typeof({element}) = 'object' THEN {element} ELSE '{{}}'::jsonb END)"
-                )
-                self._element = None
-                wanted = f"jsonb_typeof({element}) IN ('object', 'array') AND "
-            else:
-                self._element = element
-                wanted = ""
-            try:
-                inner = self.visit(node.condition).sql
-            finally:
-                self._document, self._element = saved
-            return f"EXISTS (SELECT 1 FROM {_elements(loc)} AS {alias}(v) WHERE {wanted}{inner})"
+    def _make(self, sql: str, params: Mapping[str, Any]) -> SqlFilter:
+        return SqlFilter(sql, params)
 
-        return self._fragment(self._some(node.path, some_element, expand=False))
+    def _join(self, operator: str, parts: Sequence[str]) -> str:
+        return _join(operator, parts)
 
-    def logical_and(self, node: And, children: list[SqlFilter]) -> SqlFilter:
-        return self._fragment(_join("AND", [c.sql for c in children]))
+    def _negate(self, sql: str) -> str:
+        return _not(sql)
 
-    def logical_or(self, node: Or, children: list[SqlFilter]) -> SqlFilter:
-        return self._fragment(_join("OR", [c.sql for c in children]))
+    def _elements_from(self, loc: str, alias: str) -> str:
+        return f"{_elements(loc)} AS {alias}(v)"
 
-    def logical_nor(self, node: Nor, children: list[SqlFilter]) -> SqlFilter:
-        return self._fragment(_not(_join("OR", [c.sql for c in children])))
+    def _row(self, alias: str) -> str:
+        return f"{alias}.v"
 
-    def logical_not(self, node: Not, child: SqlFilter) -> SqlFilter:
-        return self._fragment(_not(child.sql))
+    def _row_document(self, alias: str) -> str:
+        return f"(CASE WHEN jsonb_typeof({alias}.v) = 'object' THEN {alias}.v ELSE '{{}}'::jsonb END)"
+
+    def _row_is_container(self, alias: str) -> str:
+        return f"jsonb_typeof({alias}.v) IN ('object', 'array')"
 
     # --- comparisons ------------------------------------------------------------------------------------
 
-    def _comparison(self, node: Comparison) -> str:
-        value = node.value
-        match node.op:
-            case "$eq":
-                return self._some(node.path, self._equals(node, self._scalar(value)), expand=False)
-            case "$ne":
-                return _not(self._some(node.path, self._equals(node, self._scalar(value)), expand=False))
-            case "$in":
-                return self._in(node, self._values(value))
-            case "$nin":
-                return _not(self._in(node, self._values(value)))
-            case "$all":
-                values = self._values(value)
-                if not values:
-                    return "FALSE"
-                return _join(
-                    "AND", [self._some(node.path, self._equals(node, v), expand=False) for v in values]
-                )
-            case "$gt" | "$gte" | "$lt" | "$lte":
-                return self._range(node, self._scalar(value))
-            case "$size":
-                size = self._bind(self._scalar(value))
+    def _equal(self, node: Comparison, value: Scalar) -> str:
+        return self._some(node.path, self._equals(node, value), expand=False)
 
-                def has_size(loc: str) -> str:
-                    return (
-                        f"CASE WHEN jsonb_typeof({loc}) = 'array' THEN jsonb_array_length({loc}) = {size} END"
-                    )
+    def _has_size(self, node: Comparison, value: Scalar) -> Pred:
+        size = self._bind(value)
+        return lambda loc: (
+            f"CASE WHEN jsonb_typeof({loc}) = 'array' THEN jsonb_array_length({loc}) = {size} END"
+        )
 
-                return self._some(node.path, has_size, expand=False)
-            case "$exists":
-                present = self._some(node.path, lambda loc: f"({loc} IS NOT NULL)", expand=False)
-                return present if value is True else _not(present)
-            case "$contains":
-                return self._some(node.path, self._contains(self._scalar(value)), expand=False)
-        self.unsupported(node)  # pragma: no cover - the match is exhaustive over ComparisonOp
+    def _present(self, loc: str) -> str:
+        return f"({loc} IS NOT NULL)"
 
     def _equals(self, node: Comparison, value: Scalar) -> Pred:
         """The value equals ``value`` or is a list with an equal element (``None``: also missing)."""
@@ -318,7 +265,7 @@ class PgFilterTranslator(FilterTranslator[SqlFilter]):
 
         return self._some(node.path, in_range, expand=True)
 
-    def _contains(self, value: Scalar) -> Pred:
+    def _contains(self, node: Comparison, value: Scalar) -> Pred:
         """String field: substring (case-sensitive); list field: element membership."""
         if isinstance(value, str) and unstorable_text(value):
             return lambda loc: "FALSE"
@@ -363,45 +310,9 @@ class PgFilterTranslator(FilterTranslator[SqlFilter]):
 
     def _member(self, doc: str, key: str) -> str:
         """Member ``key`` of the jsonb ``doc`` (NULL when absent or when ``doc`` is not an object)."""
-        if _IDENTIFIER.fullmatch(key):
+        if IDENTIFIER.fullmatch(key):
             return f"({doc} -> '{key}')"
         if unstorable_text(key):
             # No stored key contains U+0000 or a lone surrogate: the member is always missing.
             return "(NULL::jsonb)"
         return f"({doc} -> {self._bind(key)}::text)"
-
-    def _elementwise(self, test: Pred) -> Pred:
-        """``test`` on the value itself, or on some element when the value is a list."""
-
-        def some(loc: str) -> str:
-            alias = self._alias("e")
-            elements = f"EXISTS (SELECT 1 FROM {_elements(loc)} AS {alias}(v) WHERE {test(alias + '.v')})"
-            return f"({test(loc)} OR {elements})"
-
-        return some
-
-    # --- parameters -----------------------------------------------------------------------------------
-
-    def _fragment(self, sql: str) -> SqlFilter:
-        return SqlFilter(sql, self._params)
-
-    def _bind(self, value: Any) -> str:
-        name = f"f{len(self._params)}"
-        self._params[name] = value
-        return f"%({name})s"
-
-    def _alias(self, prefix: str) -> str:
-        self._aliases += 1
-        return f"{prefix}{self._aliases}"
-
-    @staticmethod
-    def _scalar(value: Scalar | tuple[Scalar, ...]) -> Scalar:
-        if isinstance(value, tuple):
-            raise TypeError(f"expected a scalar operand, got {value!r}")  # pragma: no cover - parser
-        return value
-
-    @staticmethod
-    def _values(value: Scalar | tuple[Scalar, ...]) -> tuple[Scalar, ...]:
-        if not isinstance(value, tuple):
-            raise TypeError(f"expected a list operand, got {value!r}")  # pragma: no cover - parser
-        return value

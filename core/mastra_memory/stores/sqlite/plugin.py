@@ -15,14 +15,14 @@ from .settings import SQLiteSettings
 if TYPE_CHECKING:
     from ...plugins.protocols import RegisterStorage, RegisterVectorStore
     from .storage import SQLiteStorage
-    from .vector import SQLiteVector
+    from .store import SQLiteVector
 
 NAME = "sqlite"
 
 
 def create_sqlite_vector(settings: SQLiteSettings) -> SQLiteVector:
     """Factory of the ``sqlite`` vector store."""
-    from .vector import SQLiteVector
+    from .store import SQLiteVector
 
     return SQLiteVector(url=settings.url)
 

@@ -34,54 +34,24 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from ...capabilities import AdapterCapabilities, Deviation, StorageCapabilities
-from ...filters.ast import ALL_OPERATORS, And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
+from ...filters.ast import Comparison, Node, Path, Regex, Scalar
 from ...filters.regex import compile_regex
-from ...filters.visitor import FilterTranslator
+from ...vector.sql_translate import IDENTIFIER, SqlFilterTranslator
+from .capabilities import SQLITE_CAPABILITIES
 
 SqlValue = str | int | float
 
 #: Name of the SQL function that evaluates ``$regex``; :func:`register_sql_functions` installs it.
 REGEXP_FUNCTION: Final = "mastra_regexp"
 
-#: The manifest of the embedded SQLite store: every operator native, over the whole JSON document.
-SQLITE_CAPABILITIES: Final = AdapterCapabilities(
-    name="sqlite",
-    version="1",
-    native_operators=ALL_OPERATORS,
-    implicit_array_traversal=True,
-    metadata_only_query=True,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
-    index_types=frozenset({"flat"}),
-    update_by_filter="native",
-    delete_by_filter="native",
-    deviations=(
-        Deviation(
-            code="nul-character-rejected",
-            description="metadata strings and keys containing U+0000 are rejected at upsert "
-            "(UPSERT_INVALID_METADATA); nothing else is restricted",
-            reason="SQLite's JSON functions cut text at a NUL character, so such values could not be "
-            "filtered exactly",
-        ),
-        Deviation(
-            code="int64-range",
-            description="metadata integers outside the signed 64-bit range are rejected at upsert "
-            "(UPSERT_INVALID_METADATA); a filter integer beyond it that is not exactly a float raises "
-            "UnsupportedFilterError",
-            reason="SQLite reads such integers as floating point, which would make comparisons inexact",
-        ),
-    ),
-    storage=StorageCapabilities(),
-)
-
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Characters a JSON writer escapes: a path label containing them is compared escaped by SQLite < 3.45
 # and decoded by later versions, so they are looked up through json_each, which always decodes.
 _ESCAPED_IN_JSON: Final = re.compile(r'["\\\x00-\x1f]')
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
+#: The signed 64-bit range SQLite stores integers in exactly (store.py rejects metadata beyond it).
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
 # Up to this many values of one type are bound one by one (`IN (:a, :b)`); longer lists travel as one
 # JSON array parameter, so no list can exceed SQLite's limit on bound parameters.
 _INLINE_LIST_LIMIT: Final = 32
@@ -214,24 +184,18 @@ def _guard(test: str, then: str) -> str:
     return f"CASE WHEN {test} THEN {then} ELSE 0 END"
 
 
-class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
+class SQLiteFilterTranslator(SqlFilterTranslator[SqlFragment, _Loc]):
     """AST -> :class:`SqlFragment` for SQLite's JSON1 functions (every operator, exact semantics).
 
     A translator instance builds one fragment; the store creates a fresh one per filter. ``column`` is
-    the SQL expression of the JSON metadata text (``metadata`` in the store's tables).
+    the SQL expression of the JSON metadata text (``metadata`` in the store's tables). The walk is the
+    shared one of :class:`~mastra_memory.vector.sql_translate.SqlFilterTranslator`; this class holds the
+    SQLite SQL.
     """
 
     capabilities = SQLITE_CAPABILITIES
-
-    def __init__(self, column: str = "metadata") -> None:
-        self.column = column
-        self._params: dict[str, SqlValue] = {}
-        self._aliases = 0
-        # What paths are relative to: the JSON object text paths are looked up in (the row's metadata,
-        # or an element of an enclosing document-form $elemMatch), or, inside a value-form $elemMatch,
-        # the element itself (its conditions all have the path ``()``).
-        self._document = column
-        self._element: _Loc | None = None
+    placeholder = ":{}"
+    false_sql = "0"
 
     # --- node methods ----------------------------------------------------------------------------
 
@@ -243,17 +207,13 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
                 join limits allow (SQLite 3.40: about 30 nested ``$not`` or 7 nested ``$elemMatch``;
                 later versions allow more; 64 path segments); raised before any I/O.
         """
-        fragment = super().translate(node)
-        result = SqlFragment(fragment.sql, dict(self._params))
+        result = super().translate(node)
         problem = _unparsable(result)
         if problem:
             self.unsupported(
                 node, f"the filter nests too deeply for SQLite ({problem}); simplify it", path=()
             )
         return result
-
-    def comparison(self, node: Comparison) -> SqlFragment:
-        return self._fragment(self._comparison(node))
 
     def regex(self, node: Regex) -> SqlFragment:
         pattern = self._bind(self._text(node, node.pattern))
@@ -264,75 +224,36 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
 
         return self._fragment(self._some(node.path, matches, expand=True))
 
-    def elem_match(self, node: ElemMatch) -> SqlFragment:
-        on_documents = node.on_documents
+    # --- hooks of the shared walk ------------------------------------------------------------------
 
-        def some_element(loc: _Loc) -> str:
-            alias = self._alias("m")
-            saved = self._document, self._element
-            if on_documents:
-                # Object elements are documents; a nested list reads as a document without fields.
-                self._document = f"(CASE WHEN {alias}.type = 'object' THEN {alias}.value ELSE '{{}}' END)"
-                self._element = None
-                wanted = f"{alias}.type IN ('object', 'array') AND "
-            else:
-                self._element = _RowLoc(alias)
-                wanted = ""
-            try:
-                inner = self.visit(node.condition).sql
-            finally:
-                self._document, self._element = saved
-            return f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {wanted}{inner})"
+    def _make(self, sql: str, params: Mapping[str, Any]) -> SqlFragment:
+        return SqlFragment(sql, params)
 
-        return self._fragment(self._some(node.path, some_element, expand=False))
+    def _join(self, operator: str, parts: Sequence[str]) -> str:
+        return _join(operator, parts)
 
-    def logical_and(self, node: And, children: list[SqlFragment]) -> SqlFragment:
-        return self._fragment(_join("AND", [c.sql for c in children]))
+    def _negate(self, sql: str) -> str:
+        return _not(sql)
 
-    def logical_or(self, node: Or, children: list[SqlFragment]) -> SqlFragment:
-        return self._fragment(_join("OR", [c.sql for c in children]))
+    def _elements_from(self, loc: _Loc, alias: str) -> str:
+        return f"{loc.elements()} AS {alias}"
 
-    def logical_nor(self, node: Nor, children: list[SqlFragment]) -> SqlFragment:
-        return self._fragment(_not(_join("OR", [c.sql for c in children])))
+    def _row(self, alias: str) -> _Loc:
+        return _RowLoc(alias)
 
-    def logical_not(self, node: Not, child: SqlFragment) -> SqlFragment:
-        return self._fragment(_not(child.sql))
+    def _row_document(self, alias: str) -> str:
+        return f"(CASE WHEN {alias}.type = 'object' THEN {alias}.value ELSE '{{}}' END)"
+
+    def _row_is_container(self, alias: str) -> str:
+        return f"{alias}.type IN ('object', 'array')"
 
     # --- comparisons -----------------------------------------------------------------------------
 
-    def _comparison(self, node: Comparison) -> str:
-        path, value = node.path, node.value
-        match node.op:
-            case "$eq":
-                return self._equals(node, self._scalar(value))
-            case "$ne":
-                return _not(self._equals(node, self._scalar(value)))
-            case "$in":
-                return self._in(node, self._values(value))
-            case "$nin":
-                return _not(self._in(node, self._values(value)))
-            case "$all":
-                values = self._values(value)
-                if not values:
-                    return "0"
-                return _join("AND", [self._equals(node, v) for v in values])
-            case "$gt" | "$gte" | "$lt" | "$lte":
-                return self._range(node, self._scalar(value))
-            case "$size":
-                size = self._bind(self._number(node, self._scalar(value)))
+    def _has_size(self, node: Comparison, value: Scalar) -> Pred:
+        size = self._bind(self._number(node, value))
+        return lambda loc: _guard(f"{loc.type} = 'array'", f"{loc.length()} = {size}")
 
-                def has_size(loc: _Loc) -> str:
-                    return _guard(f"{loc.type} = 'array'", f"{loc.length()} = {size}")
-
-                return self._some(path, has_size, expand=False)
-            case "$exists":
-                present = self._some(path, self._present, expand=False)
-                return present if value is True else _not(present)
-            case "$contains":
-                return self._some(path, self._contains(node, self._scalar(value)), expand=False)
-        self.unsupported(node)  # pragma: no cover - the match is exhaustive over ComparisonOp
-
-    def _equals(self, node: Comparison, value: Scalar) -> str:
+    def _equal(self, node: Comparison, value: Scalar) -> str:
         """Equality, element-wise on lists; ``None`` matches null, a null element, or a missing value."""
         equal = self._some(node.path, self._scalar_equals(node, value), expand=True)
         return self._with_index_hint(node, (value,), equal)
@@ -366,7 +287,7 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
         """
         path = node.path
         at_top = self._document == self.column and self._element is None
-        if not at_top or len(path) != 1 or not _IDENTIFIER.fullmatch(path[0]):
+        if not at_top or len(path) != 1 or not IDENTIFIER.fullmatch(path[0]):
             return exact
         if any(v is None or isinstance(v, bool) for v in values):
             return exact
@@ -417,8 +338,7 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
         number = self._bind(self._number(node, value))
         return lambda loc: _guard(f"{loc.type} IN {_NUMERIC_TYPES}", f"{loc.value} = {number}")
 
-    @staticmethod
-    def _present(loc: _Loc) -> str:
+    def _present(self, loc: _Loc) -> str:
         return f"({loc.type} IS NOT NULL)"
 
     # --- path resolution -------------------------------------------------------------------------
@@ -461,36 +381,13 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
 
     def _member(self, doc: str, key: str) -> _Loc:
         """Member ``key`` of the JSON object text ``doc`` (NULL ``doc``: missing)."""
-        if _IDENTIFIER.fullmatch(key):
+        if IDENTIFIER.fullmatch(key):
             return _PathLoc(doc, f"'$.\"{key}\"'")
         if not _ESCAPED_IN_JSON.search(key):
             return _PathLoc(doc, self._bind(f'$."{key}"'))
         return _MemberLoc(doc, self._bind(key), self._alias("k"))
 
-    def _elementwise(self, test: Pred) -> Pred:
-        """``test`` on the value itself, or on some element when the value is a list."""
-
-        def some(loc: _Loc) -> str:
-            alias = self._alias("e")
-            inner = test(_RowLoc(alias))
-            elements = f"EXISTS (SELECT 1 FROM {loc.elements()} AS {alias} WHERE {inner})"
-            return f"({test(loc)} OR {elements})"
-
-        return some
-
     # --- parameters --------------------------------------------------------------------------------
-
-    def _fragment(self, sql: str) -> SqlFragment:
-        return SqlFragment(sql, self._params)
-
-    def _bind(self, value: SqlValue) -> str:
-        name = f"f{len(self._params)}"
-        self._params[name] = value
-        return f":{name}"
-
-    def _alias(self, prefix: str) -> str:
-        self._aliases += 1
-        return f"{prefix}{self._aliases}"
 
     def _list(self, node: Comparison, values: Sequence[str | int | float]) -> str:
         """``(:a, :b)`` for a short list; a sub-select over one bound JSON array for a long one."""
@@ -514,7 +411,7 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
     def _number(self, node: Node, value: Scalar | tuple[Scalar, ...]) -> int | float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"not a number: {value!r}")  # pragma: no cover - the parser guarantees it
-        if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
             # SQLite holds such a number only as a float: exact when the float is the same number.
             as_float = float(value)
             if int(as_float) != value:
@@ -522,16 +419,4 @@ class SQLiteFilterTranslator(FilterTranslator[SqlFragment]):
                     node, "integers beyond 64 bits that are not exactly a float cannot be compared"
                 )
             return as_float
-        return value
-
-    @staticmethod
-    def _scalar(value: Scalar | tuple[Scalar, ...]) -> Scalar:
-        if isinstance(value, tuple):
-            raise TypeError(f"expected a scalar operand, got {value!r}")  # pragma: no cover - parser
-        return value
-
-    @staticmethod
-    def _values(value: Scalar | tuple[Scalar, ...]) -> tuple[Scalar, ...]:
-        if not isinstance(value, tuple):
-            raise TypeError(f"expected a list operand, got {value!r}")  # pragma: no cover - parser
         return value

@@ -14,15 +14,17 @@ write through any connection or process invalidates it. A filtered query selects
 SQL and scores only those rows of the snapshot. All database work runs on the connection's single worker
 thread, which serialises concurrent tasks and owns the snapshots.
 
-Manifest. ``SQLITE_CAPABILITIES`` is declared in ``filter_sql.py``, beside the translator whose operator
-support it describes (the translator needs it and this module imports the translator), and exported here.
+Manifest. ``SQLITE_CAPABILITIES`` is declared in ``capabilities.py`` (docs/spec.md §2.9) and re-exported
+here.
+
+Size. Over 500 lines: the snapshot cache, its invalidation and the exact scorer are one mechanism whose
+invariants (generation token read in the same transaction as the rows) are easiest to check in one file.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -36,24 +38,22 @@ import numpy.typing as npt
 
 from ...capabilities import Metric
 from ...errors import MastraMemoryError, ValidationError
-from ...vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from ...vector import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, MastraVector, QueryResult
+from ...vector.sql_translate import IDENTIFIER
+from .capabilities import SQLITE_CAPABILITIES
 from .connection import SQLiteConnection
-from .filter_sql import SQLITE_CAPABILITIES, SqlFragment, SQLiteFilterTranslator, register_sql_functions
 from .settings import DEFAULT_URL, SQLiteSettings
+from .translate import INT64_MAX, INT64_MIN, SqlFragment, SQLiteFilterTranslator, register_sql_functions
 
 __all__ = ["SQLITE_CAPABILITIES", "SQLiteVector"]
 
-logger = logging.getLogger("mastra_memory.stores.sqlite.vector")
+logger = logging.getLogger("mastra_memory.stores.sqlite.store")
 
 T = TypeVar("T")
 
 REGISTRY: Final = "mastra_vector_indexes"
 TABLE_PREFIX: Final = "mastra_vectors__"
-_TABLE_NAME: Final = re.compile(r"[a-z][a-z0-9_]{0,62}")
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLOAT32: Final = np.dtype("<f4")
-_INT64_MIN: Final = -(2**63)
-_INT64_MAX: Final = 2**63 - 1
 # Rows scored per numpy call: bounds the temporaries of one scoring step.
 _SCORE_CHUNK: Final = 8192
 # Query options of ANN indexes; exact search already returns the exact answer, so they change nothing.
@@ -90,7 +90,7 @@ class _Snapshot:
 
 
 def _table(name: str) -> str:
-    if not _TABLE_NAME.fullmatch(name):  # the base validated it; never build SQL from anything else
+    if not PORTABLE_INDEX_NAME.fullmatch(name):  # the base validated it; never build SQL from anything else
         raise ValidationError(f"invalid index name {name!r}")
     return f'"{TABLE_PREFIX}{name}"'
 
@@ -124,7 +124,7 @@ def _storable_problem(value: Any, path: str) -> str | None:
         if _not_utf8(value):
             return f"{path}: strings with unpaired surrogates cannot be stored"
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT64_MAX:
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
         return f"{path}: integer {value} is outside the signed 64-bit range SQLite stores exactly"
     if isinstance(value, list):
         for i, item in enumerate(value):
@@ -319,7 +319,7 @@ class SQLiteVector(MastraVector):
             for key in metadata_indexes:
                 # Only identifier-like keys: the translator spells exactly those paths inline, which is
                 # what lets SQLite match a query to the expression index.
-                if not _IDENTIFIER.fullmatch(key):
+                if not IDENTIFIER.fullmatch(key):
                     logger.info("index %r: no metadata index for key %r (not an identifier)", name, key)
                     continue
                 path = f"'$.\"{key}\"'"

@@ -1,0 +1,36 @@
+"""The capability manifest of the LanceDB adapter (docs/spec.md §2.9), declared once.
+
+Read by the translator (``translate.py``), the store (``store.py``), the conformance kit and the docs.
+``$regex``, ``$contains`` and ``$elemMatch`` are emulated: SQL narrows the rows to those where the field
+is present and the reference evaluator decides among them (``translate.py``, docs/spec.md §2.7).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mastra_memory.capabilities import AdapterCapabilities
+
+from . import __version__
+
+__all__ = ["LANCEDB_CAPABILITIES"]
+
+_NATIVE: Final = frozenset(
+    {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists"}
+    | {"$and", "$or", "$not", "$nor"}
+)
+#: The manifest. ``$regex``, ``$contains`` and ``$elemMatch`` are emulated: SQL narrows the rows to those
+#: where the field is present and the reference evaluator decides among them (translate.py).
+LANCEDB_CAPABILITIES: Final = AdapterCapabilities(
+    name="lancedb",
+    version=__version__,
+    native_operators=_NATIVE,
+    emulated_operators=frozenset({"$regex", "$contains", "$elemMatch"}),
+    implicit_array_traversal=True,
+    metadata_only_query=True,
+    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
+    index_types=frozenset({"hnsw", "ivfflat", "flat"}),
+    max_upsert_batch=5000,
+    update_by_filter="native",
+    delete_by_filter="native",
+)

@@ -1,0 +1,447 @@
+"""Argument checks shared by every vector store (docs/spec.md §3.3): nothing here does I/O.
+
+:class:`VectorArguments` is the validation layer of :class:`~mastra_memory.vector.base.MastraVector`:
+index names (§3.7), vectors and matrices (§3.3), ids (§3.5), metadata (§3.6) and the per-method
+argument rules of §3.1, each raising a typed error whose id names the public operation. The template in
+``base.py`` calls these checks before it translates a filter or touches the backend.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ..capabilities import AdapterCapabilities, Metric
+from ..errors import (
+    CapabilityError,
+    IndexDimensionMismatchError,
+    MastraMemoryError,
+    ValidationError,
+    error_id,
+)
+from ..timestamps import canonical_timestamp
+from .records import MAX_ID_LENGTH, MIN_COSINE_NORM, PORTABLE_INDEX_NAME, RESERVED_PREFIX, IndexConfig
+
+__all__ = ["VectorArguments", "normalise_metadata"]
+
+
+def normalise_metadata(value: Any, path: str = "") -> Any:
+    """Return ``value`` as JSON data (datetimes as canonical timestamps, tuples as lists), docs/spec.md §3.6.
+
+    Raises ``ValueError`` naming the key path for anything not representable (sets, bytes, Decimal,
+    NaN, infinities, non-string keys, reserved ``_mastra_`` keys, other objects).
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"metadata value at {path or '<root>'} is not a finite number")
+        return 0.0 if value == 0 else float(value)
+    if isinstance(value, datetime):
+        try:
+            return canonical_timestamp(value)
+        except ValidationError as exc:
+            raise ValueError(f"metadata value at {path or '<root>'}: {exc}") from exc
+    if isinstance(value, (list, tuple)):
+        return [normalise_metadata(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, val in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"metadata key {key!r} at {path or '<root>'} is not a string")
+            if not path and key.startswith(RESERVED_PREFIX):
+                raise ValueError(f"metadata key {key!r} is reserved for adapters (prefix {RESERVED_PREFIX})")
+            out[key] = normalise_metadata(val, f"{path}.{key}" if path else key)
+        return out
+    raise ValueError(
+        f"metadata value at {path or '<root>'} has unsupported type {type(value).__name__}; "
+        "use str, int, float, bool, None, list, dict or datetime"
+    )
+
+
+class VectorArguments:
+    """The validation layer of the vector-store template: pure checks, typed errors, no I/O.
+
+    Subclasses set ``capabilities`` (their manifest); the limits it declares (dimension, top_k, metrics,
+    index types) are enforced here.
+    """
+
+    capabilities: ClassVar[AdapterCapabilities]
+    #: The backend's own index-name rule; names already in this form are accepted as they are.
+    native_index_name_pattern: ClassVar[re.Pattern[str]] = PORTABLE_INDEX_NAME
+
+    # --- naming (docs/spec.md §3.7) ------------------------------------------------------------
+
+    @property
+    def index_separator(self) -> str:
+        """The character joining parts of generated index names (``_``; ``-`` on Pinecone/S3 Vectors)."""
+        return self.capabilities.index_separator
+
+    @property
+    def store_name(self) -> str:
+        return self.capabilities.name
+
+    def to_native_index_name(self, name: str) -> str:
+        """Map a portable name to the backend's rule; idempotent on names already in native form."""
+        return name
+
+    def _native_name(self, operation: str, index_name: Any) -> str:
+        if isinstance(index_name, str) and (
+            PORTABLE_INDEX_NAME.fullmatch(index_name) or self.native_index_name_pattern.fullmatch(index_name)
+        ):
+            return self.to_native_index_name(index_name)
+        raise self._error(
+            ValidationError,
+            operation,
+            "INVALID_INDEX_NAME",
+            f"invalid index name {index_name!r}: use a lowercase letter followed by up to 62 lowercase "
+            f"letters, digits or underscores (pattern {PORTABLE_INDEX_NAME.pattern})",
+            index=index_name,
+        )
+
+    # --- errors (docs/spec.md §3.3: ids name the public operation) -----------------------------
+
+    def _error(
+        self, cls: type[MastraMemoryError], operation: str, status: str, message: str, **details: Any
+    ) -> MastraMemoryError:
+        code = status if status.startswith(operation) else f"{operation}_{status}"
+        return cls(
+            message, id=error_id("VECTOR", self.store_name, "", code), domain="VECTOR", details=details
+        )
+
+    # --- vectors (docs/spec.md §3.3) -----------------------------------------------------------
+
+    def _matrix(self, operation: str, vectors: Any) -> npt.NDArray[np.float64]:
+        if (
+            vectors is None
+            or (not isinstance(vectors, np.ndarray) and not isinstance(vectors, Sequence))
+            or (isinstance(vectors, str))
+            or len(vectors) == 0
+        ):
+            raise self._error(ValidationError, operation, "EMPTY_VECTORS", "vectors must not be empty")
+        rows: list[npt.NDArray[np.float64]] = []
+        for i, vec in enumerate(vectors):
+            rows.append(self._vector(operation, vec, f"vector [{i}]", "INVALID_VECTOR"))
+        width = {len(r) for r in rows}
+        if len(width) > 1:
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_VECTOR",
+                f"vector [i][j]: all vectors in one call must have the same dimension (got {sorted(width)})",
+            )
+        return np.vstack(rows)
+
+    def _vector(self, operation: str, vec: Any, label: str, status: str) -> npt.NDArray[np.float64]:
+        if isinstance(vec, np.ndarray):
+            arr = vec
+        elif isinstance(vec, Sequence) and not isinstance(vec, str):
+            arr = np.asarray(vec) if len(vec) else np.zeros(0)
+        else:
+            raise self._error(
+                ValidationError,
+                operation,
+                status,
+                f"{label}[0]: expected a list of numbers, got {type(vec).__name__}",
+            )
+        if arr.ndim != 1 or arr.shape[0] == 0:
+            raise self._error(
+                ValidationError, operation, status, f"{label}[0]: a vector must be a non-empty list"
+            )
+        if arr.dtype.kind not in "fiu":
+            for j, x in enumerate(vec):
+                if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+                    raise self._error(
+                        ValidationError, operation, status, f"{label}[{j}] is not a number: {x!r}"
+                    )
+            arr = np.asarray(vec, dtype=np.float64)
+        arr = arr.astype(np.float64, copy=False)
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            j = int(bad[0])
+            raise self._error(ValidationError, operation, status, f"{label}[{j}] is not finite: {arr[j]!r}")
+        return arr
+
+    def _check_direction(
+        self,
+        operation: str,
+        index: str,
+        metric: Metric,
+        vector: npt.NDArray[np.float64],
+        label: str,
+        remedy: str,
+        outcome: str = "",
+        **details: Any,
+    ) -> None:
+        """docs/spec.md §3.3: a cosine index is never given a zero vector (cosine is undefined for it).
+
+        Zero means shorter than :data:`MIN_COSINE_NORM`: zero length at float32 precision.
+        """
+        if metric != "cosine":
+            return
+        norm = float(np.linalg.norm(vector))
+        if norm >= MIN_COSINE_NORM:
+            return
+        what = "all zeros" if norm == 0 else f"length {norm:.3g}, zero at float32 precision"
+        raise self._error(
+            ValidationError,
+            operation,
+            "ZERO_VECTOR",
+            f"{label} is a zero vector ({what}): cosine similarity is undefined for a vector without "
+            f"direction, so the cosine index {index!r} does not accept it; {remedy}, or use a euclidean "
+            f"or dotproduct index.{outcome}",
+            index=index,
+            metric=metric,
+            **{k: v for k, v in details.items() if v is not None},
+        )
+
+    def _check_dimension(self, operation: str, index: str, expected: int, actual: int) -> None:
+        if expected != actual:
+            raise self._error(
+                IndexDimensionMismatchError,
+                operation,
+                "DIMENSION_MISMATCH",
+                f"index {index!r} holds {expected}-dimensional vectors but got {actual}; "
+                "use an embedder of the index's dimension or another index name",
+                index=index,
+                expected=expected,
+                actual=actual,
+            )
+
+    def _check_rows_direction(
+        self, operation: str, index: str, matrix: npt.NDArray[np.float64], ids: list[str]
+    ) -> None:
+        """Every row of an upsert into a cosine index has a direction (docs/spec.md §3.3).
+
+        Every row is checked, repeated ids included, so a rejected call writes nothing.
+        """
+        zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) < MIN_COSINE_NORM)
+        if not zero.size:
+            return
+        first = int(zero[0])
+        more = f" ({zero.size} of the {matrix.shape[0]} vectors are)" if zero.size > 1 else ""
+        self._check_direction(
+            operation,
+            index,
+            "cosine",
+            matrix[first],
+            f"vector [{first}] (id {ids[first]!r})",
+            f"give every record a non-zero vector{more} or leave such records out",
+            " Nothing of this call was written.",
+            id=ids[first],
+            ids=[ids[int(i)] for i in zero[:100]],
+        )
+
+    # --- per-method arguments (docs/spec.md §3.1) ----------------------------------------------
+
+    def _create_arguments(
+        self,
+        operation: str,
+        dimension: Any,
+        metric: Any,
+        index_config: IndexConfig | Mapping[str, Any] | None,
+        metadata_indexes: Any,
+    ) -> tuple[Metric, IndexConfig, list[str]]:
+        """The checked ``create_index`` arguments: (metric, config, metadata index keys)."""
+        max_dim = self.capabilities.max_dimension
+        if (
+            isinstance(dimension, bool)
+            or not isinstance(dimension, int)
+            or dimension < 1
+            or (max_dim is not None and dimension > max_dim)
+        ):
+            limit = f" (at most {max_dim} on {self.store_name})" if max_dim else ""
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_ARGS",
+                f"dimension must be a positive integer{limit}, got {dimension!r}",
+            )
+        config = IndexConfig.from_any(index_config)
+        chosen: Any = (
+            config.metric if index_config is not None and config.metric and metric == "cosine" else metric
+        )
+        if chosen not in self.capabilities.metrics:
+            raise self._error(
+                CapabilityError if chosen in ("cosine", "euclidean", "dotproduct") else ValidationError,
+                operation,
+                "INVALID_ARGS",
+                f"unsupported metric {chosen!r} for {self.store_name}; "
+                f"use one of {sorted(self.capabilities.metrics)}",
+            )
+        if config.type is not None and config.type not in self.capabilities.index_types:
+            raise self._error(
+                CapabilityError,
+                operation,
+                "INVALID_ARGS",
+                f"index type {config.type!r} is not available on {self.store_name}; "
+                f"use one of {sorted(self.capabilities.index_types)}",
+            )
+        if metadata_indexes is not None and (
+            not isinstance(metadata_indexes, list)
+            or not all(isinstance(k, str) and k for k in metadata_indexes)
+        ):
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "metadata_indexes must be a list of key names"
+            )
+        return chosen, config, list(metadata_indexes or [])
+
+    def _upsert_arguments(
+        self,
+        operation: str,
+        vectors: Any,
+        metadata: Sequence[Mapping[str, Any]] | None,
+        ids: Sequence[str] | None,
+    ) -> tuple[npt.NDArray[np.float64], list[str], list[dict[str, Any]]]:
+        """The checked ``upsert`` arguments: (matrix, ids, normalised metadata); missing ids are generated."""
+        matrix = self._matrix(operation, vectors)
+        n = matrix.shape[0]
+        if metadata is not None and len(metadata) not in (0, n):
+            raise self._error(
+                ValidationError,
+                operation,
+                "METADATA_LENGTH_MISMATCH",
+                f"metadata length {len(metadata)} does not match vectors length {n}",
+            )
+        if ids is not None and len(ids) != n:
+            raise self._error(
+                ValidationError,
+                operation,
+                "IDS_LENGTH_MISMATCH",
+                f"ids length {len(ids)} does not match vectors length {n}",
+            )
+        if ids is None:
+            id_list = [str(uuid.uuid4()) for _ in range(n)]
+        else:
+            id_list = list(ids)
+            for i, rid in enumerate(id_list):
+                if not isinstance(rid, str) or not rid or len(rid) > MAX_ID_LENGTH:
+                    raise self._error(
+                        ValidationError,
+                        operation,
+                        "INVALID_ID",
+                        f"ids must be non-empty strings of at most {MAX_ID_LENGTH} characters "
+                        f"(ids[{i}] = {rid!r})",
+                    )
+        metas: list[dict[str, Any]] = []
+        for i in range(n):
+            raw = metadata[i] if metadata else {}
+            if raw is None:
+                raw = {}
+            if not isinstance(raw, Mapping):
+                raise self._error(
+                    ValidationError,
+                    operation,
+                    "INVALID_METADATA",
+                    f"metadata[{i}] must be a dict, got {type(raw).__name__}",
+                )
+            try:
+                metas.append(normalise_metadata(raw))
+            except ValueError as exc:
+                raise self._error(
+                    ValidationError, operation, "INVALID_METADATA", f"metadata[{i}]: {exc}"
+                ) from exc
+        return matrix, id_list, metas
+
+    def _query_arguments(
+        self, operation: str, query_vector: Any, top_k: Any
+    ) -> npt.NDArray[np.float64] | None:
+        """The checked ``query`` vector (None for a metadata-only query); ``top_k`` is checked too."""
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_TOP_K",
+                f"top_k must be a positive integer, got {top_k!r}",
+            )
+        limit = self.capabilities.max_top_k
+        if limit is not None and top_k > limit:
+            raise self._error(
+                ValidationError,
+                operation,
+                "TOP_K_TOO_LARGE",
+                f"top_k {top_k} exceeds the limit of {limit} on {self.store_name}",
+            )
+        if query_vector is not None:
+            return self._vector(operation, query_vector, "query_vector", "INVALID_VECTOR")
+        if not self.capabilities.metadata_only_query:
+            raise self._error(
+                CapabilityError,
+                operation,
+                "MISSING_VECTOR",
+                f"query_vector is required: {self.store_name} has no metadata-only query",
+            )
+        return None
+
+    def _update_arguments(
+        self, operation: str, id: Any, filter: Any, update: Any
+    ) -> tuple[npt.NDArray[np.float64] | None, dict[str, Any] | None]:
+        """The checked ``update_vector`` arguments: (vector, normalised metadata), at least one set."""
+        if id is not None and filter is not None:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "id and filter are mutually exclusive"
+            )
+        if id is None and filter is None:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "Either id or filter must be provided"
+            )
+        if not update or not isinstance(update, Mapping) or not (update.keys() & {"vector", "metadata"}):
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
+            )
+        unknown = set(update) - {"vector", "metadata"}
+        if unknown:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", f"unknown update keys {sorted(unknown)}"
+            )
+        vec = None
+        if update.get("vector") is not None:
+            vec = self._vector(operation, update["vector"], "vector [0]", "INVALID_VECTOR")
+        meta = None
+        if "metadata" in update:
+            raw = update["metadata"] or {}
+            if not isinstance(raw, Mapping):
+                raise self._error(ValidationError, operation, "INVALID_METADATA", "metadata must be a dict")
+            try:
+                meta = normalise_metadata(raw)
+            except ValueError as exc:
+                raise self._error(ValidationError, operation, "INVALID_METADATA", str(exc)) from exc
+        if vec is None and meta is None:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
+            )
+        if id is not None and (not isinstance(id, str) or not id):
+            raise self._error(ValidationError, operation, "INVALID_ID", "ids must be non-empty strings")
+        return vec, meta
+
+    def _delete_arguments(self, operation: str, ids: Sequence[str] | None, filter: Any) -> list[str] | None:
+        """The checked ``delete_vectors`` ids (unique, in order), or None when deleting by filter."""
+        if ids is not None and filter is not None:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "ids and filter are mutually exclusive"
+            )
+        if ids is None and filter is None:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "Either filter or ids must be provided"
+            )
+        if ids is None:
+            return None
+        if len(ids) == 0:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", "empty ids array: pass at least one id"
+            )
+        self._check_ids(operation, ids)
+        return list(dict.fromkeys(ids))
+
+    def _check_ids(self, operation: str, ids: Sequence[Any]) -> None:
+        if not all(isinstance(i, str) and i for i in ids):
+            raise self._error(ValidationError, operation, "INVALID_ID", "ids must be non-empty strings")

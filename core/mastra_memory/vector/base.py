@@ -1,0 +1,385 @@
+"""The ``MastraVector`` template (docs/spec.md §3.1): validate, translate, then call the adapter's hooks.
+
+Public methods check their arguments (``arguments.py``, raising typed errors with the exact phrases of
+docs/spec.md §3.3), parse and translate filters through the adapter's translator *before any I/O*, and
+then call the adapter's ``_``-prefixed hooks with clean arguments: native index names, float64 vector
+matrices, normalised metadata, translated filters. An adapter implements only the hooks.
+
+A filter may be given as a filter dict or as an already parsed AST node (``mastra_memory.filters.Node``):
+only dicts are parsed, so a caller that parsed once (``Memory`` combining a configured filter with a
+thread or resource scope) is not parsed again (docs/spec.md §2.7).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, ClassVar, TypeAlias, TypeVar, get_args
+
+import numpy as np
+import numpy.typing as npt
+
+from ..capabilities import Metric
+from ..errors import (
+    CapabilityError,
+    IndexNotFoundError,
+    MastraMemoryError,
+    ValidationError,
+    VectorStoreError,
+    error_id,
+)
+from ..filters.ast import Node
+from ..filters.visitor import FilterTranslator
+from .arguments import VectorArguments
+from .records import RESERVED_PREFIX, IndexConfig, IndexStats, QueryResult
+
+__all__ = ["FilterInput", "MastraVector"]
+
+logger = logging.getLogger("mastra_memory.vector")
+
+T = TypeVar("T")
+
+#: What the filter-taking methods accept: a filter dict, a parsed AST node, or None (match all).
+FilterInput: TypeAlias = Mapping[str, Any] | Node | None
+_NODE_TYPES: tuple[type, ...] = get_args(Node)
+
+
+class MastraVector(VectorArguments, ABC):
+    """Base class of every vector store adapter.
+
+    Subclasses set ``capabilities`` (their manifest) and ``translator`` (a :class:`FilterTranslator`
+    subclass producing the native filter), and implement the ``_``-prefixed hooks. Hooks receive
+    validated input only and may raise any exception; unexpected ones are wrapped in
+    :class:`VectorStoreError` with the backend exception as ``__cause__`` (docs/spec.md §3.3).
+    """
+
+    translator: ClassVar[type[FilterTranslator[Any]] | None] = None
+
+    def __init__(self) -> None:
+        self._dimensions: dict[str, int] = {}
+        self._metrics: dict[str, Metric] = {}
+
+    # --- calling hooks --------------------------------------------------------------------------
+
+    async def _call(self, operation: str, awaitable: Awaitable[T], index: str | None = None) -> T:
+        try:
+            return await awaitable
+        except IndexNotFoundError as exc:
+            if index is not None:
+                self._forget_index(index)
+            # A hook (often _describe_index, reached through _dimension) names its own operation;
+            # the id must name the public one the caller invoked (docs/spec.md §3.3).
+            wanted = error_id("VECTOR", self.store_name, "", f"{operation}_INDEX_NOT_FOUND")
+            if exc.id != wanted:
+                raise IndexNotFoundError(
+                    exc.message, id=wanted, domain=exc.domain, details=exc.details
+                ) from exc
+            raise
+        except MastraMemoryError:
+            raise
+        except Exception as exc:
+            err = self._error(
+                VectorStoreError,
+                operation,
+                "FAILED",
+                f"{self.store_name} {operation.lower()} failed: {exc}",
+                index=index,
+            )
+            raise err from exc
+
+    def _not_found(self, operation: str, index: str) -> IndexNotFoundError:
+        err = self._error(
+            IndexNotFoundError,
+            operation,
+            "INDEX_NOT_FOUND",
+            f"index {index!r} does not exist; create it with create_index() first",
+            index=index,
+        )
+        assert isinstance(err, IndexNotFoundError)
+        return err
+
+    # --- filters (docs/spec.md §2.6, §2.7) ------------------------------------------------------
+
+    def translate_filter(self, flt: Any) -> Any:
+        """Validate ``flt`` (FilterError) and translate it (UnsupportedFilterError); ``None`` = match all.
+
+        ``flt`` is a filter dict (parsed here) or an already parsed :data:`~mastra_memory.filters.Node`
+        (translated as it is). Runs before any I/O. Adapters without a translator support no filter.
+        """
+        node: Node | None
+        if isinstance(flt, _NODE_TYPES):
+            node = flt  # type: ignore[assignment]  # one of the Node union's classes
+        else:
+            from ..filters.parse import parse
+
+            node = parse(flt)
+        if node is None:
+            return None
+        if self.translator is None:
+            raise CapabilityError(f"{self.store_name} does not support metadata filters")
+        return self.translator().translate(node)
+
+    def _nonempty_filter(self, operation: str, flt: Any) -> Any:
+        if isinstance(flt, Mapping) and len(flt) == 0:
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_ARGS",
+                "empty filter: pass a filter with at least one condition (to touch every record, "
+                "delete and recreate the index)",
+            )
+        return self.translate_filter(flt)
+
+    # --- index shape cache ----------------------------------------------------------------------
+
+    async def _dimension(self, operation: str, index: str) -> int:
+        return (await self._shape(operation, index))[0]
+
+    async def _shape(self, operation: str, index: str) -> tuple[int, Metric]:
+        """The index's dimension and metric, read once (``describe_index``) and cached."""
+        if index not in self._dimensions or index not in self._metrics:
+            self._remember(index, await self._call(operation, self._describe_index(index), index))
+        return self._dimensions[index], self._metrics[index]
+
+    def _remember(self, index: str, stats: IndexStats) -> None:
+        self._dimensions[index] = stats.dimension
+        self._metrics[index] = stats.metric
+
+    def _forget_index(self, index: str) -> None:
+        self._dimensions.pop(index, None)
+        self._metrics.pop(index, None)
+
+    # --- public API (docs/spec.md §3.1) ---------------------------------------------------------
+
+    async def create_index(
+        self,
+        index_name: str,
+        dimension: int,
+        metric: Metric = "cosine",
+        index_config: IndexConfig | Mapping[str, Any] | None = None,
+        metadata_indexes: list[str] | None = None,
+        **adapter_options: Any,
+    ) -> None:
+        """Create an index; idempotent for the same dimension (docs/spec.md §3.1)."""
+        op = "CREATE_INDEX"
+        name = self._native_name(op, index_name)
+        chosen, config, keys = self._create_arguments(op, dimension, metric, index_config, metadata_indexes)
+        await self._call(op, self._create_index(name, dimension, chosen, config, keys, adapter_options), name)
+        self._forget_index(name)
+
+    async def upsert(
+        self,
+        index_name: str,
+        vectors: Sequence[Sequence[float]] | npt.NDArray[np.floating],
+        metadata: Sequence[Mapping[str, Any]] | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[str]:
+        """Insert or fully replace records; returns the ids in input order (docs/spec.md §3.1)."""
+        op = "UPSERT"
+        name = self._native_name(op, index_name)
+        matrix, id_list, metas = self._upsert_arguments(op, vectors, metadata, ids)
+        expected, metric = await self._shape(op, name)
+        self._check_dimension(op, name, expected, matrix.shape[1])
+        if metric == "cosine":
+            self._check_rows_direction(op, name, matrix, id_list)
+        # A repeated id inside one call: the last occurrence wins.
+        last = {rid: i for i, rid in enumerate(id_list)}
+        if len(last) != len(id_list):
+            keep = sorted(last.values())
+            await self._call(
+                op,
+                self._upsert(name, [id_list[i] for i in keep], matrix[keep], [metas[i] for i in keep]),
+                name,
+            )
+        else:
+            await self._call(op, self._upsert(name, id_list, matrix, metas), name)
+        return id_list
+
+    async def query(
+        self,
+        index_name: str,
+        query_vector: Sequence[float] | npt.NDArray[np.floating] | None = None,
+        top_k: int = 10,
+        filter: FilterInput = None,
+        include_vector: bool = False,
+        **adapter_options: Any,
+    ) -> list[QueryResult]:
+        """The ``top_k`` best records among those matching ``filter``, best first (docs/spec.md §3.1)."""
+        op = "QUERY"
+        name = self._native_name(op, index_name)
+        vector = self._query_arguments(op, query_vector, top_k)
+        native_filter = self.translate_filter(filter)
+        if vector is not None:
+            expected, metric = await self._shape(op, name)
+            self._check_dimension(op, name, expected, vector.shape[0])
+            self._check_direction(op, name, metric, vector, "query_vector", "query with a non-zero vector")
+        results = await self._call(
+            op, self._query(name, vector, top_k, native_filter, bool(include_vector), adapter_options), name
+        )
+        for r in results:
+            if any(k.startswith(RESERVED_PREFIX) for k in r.metadata):
+                r.metadata = {k: v for k, v in r.metadata.items() if not k.startswith(RESERVED_PREFIX)}
+            if not include_vector:
+                r.vector = None
+        results.sort(key=lambda r: (-r.score, r.id))
+        return results[:top_k]
+
+    async def list_indexes(self) -> list[str]:
+        """Native names of the indexes, as the backend shows them."""
+        return await self._call("LIST_INDEXES", self._list_indexes())
+
+    async def describe_index(self, index_name: str) -> IndexStats:
+        """Dimension, exact count and metric of an index."""
+        op = "DESCRIBE_INDEX"
+        name = self._native_name(op, index_name)
+        stats = await self._call(op, self._describe_index(name), name)
+        self._remember(name, stats)
+        return stats
+
+    async def delete_index(self, index_name: str) -> None:
+        """Delete an index; a missing index is not an error."""
+        op = "DELETE_INDEX"
+        name = self._native_name(op, index_name)
+        self._forget_index(name)
+        await self._call(op, self._delete_index(name), name)
+
+    async def update_vector(
+        self,
+        index_name: str,
+        id: str | None = None,
+        filter: FilterInput = None,
+        update: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace the vector and/or the metadata of one record (``id``) or of every match (``filter``)."""
+        op = "UPDATE_VECTOR"
+        name = self._native_name(op, index_name)
+        vec, meta = self._update_arguments(op, id, filter, update)
+        native_filter = self._nonempty_filter(op, filter) if filter is not None else None
+        if filter is not None and self.capabilities.update_by_filter == "none":
+            raise self._error(
+                CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot update by filter"
+            )
+        if vec is not None:
+            expected, metric = await self._shape(op, name)
+            self._check_dimension(op, name, expected, vec.shape[0])
+            self._check_direction(
+                op,
+                name,
+                metric,
+                vec,
+                f"the update vector for id {id!r}" if id is not None else "the update vector (by filter)",
+                "pass a non-zero vector or update only the metadata",
+                " Nothing was changed.",
+                id=id,
+            )
+        else:
+            await self._dimension(op, name)  # raises IndexNotFoundError for a missing index
+        if id is not None:
+            await self._call(op, self._update_by_id(name, id, vec, meta), name)
+        else:
+            await self._call(op, self._update_by_filter(name, native_filter, vec, meta), name)
+
+    async def delete_vector(self, index_name: str, id: str) -> None:
+        """Delete one record; a missing id is a no-op."""
+        op = "DELETE_VECTOR"
+        name = self._native_name(op, index_name)
+        self._check_ids(op, [id])
+        await self._dimension(op, name)
+        await self._call(op, self._delete_by_ids(name, [id]), name)
+
+    async def delete_vectors(
+        self, index_name: str, ids: Sequence[str] | None = None, filter: FilterInput = None
+    ) -> None:
+        """Delete records by ids or by filter (exactly one of them)."""
+        op = "DELETE_VECTORS"
+        name = self._native_name(op, index_name)
+        unique_ids = self._delete_arguments(op, ids, filter)
+        if unique_ids is not None:
+            await self._dimension(op, name)
+            await self._call(op, self._delete_by_ids(name, unique_ids), name)
+            return
+        native_filter = self._nonempty_filter(op, filter)
+        if self.capabilities.delete_by_filter == "none":
+            raise self._error(
+                CapabilityError, op, "UNSUPPORTED", f"{self.store_name} cannot delete by filter"
+            )
+        await self._dimension(op, name)
+        await self._call(op, self._delete_by_filter(name, native_filter), name)
+
+    async def wait_for_indexing(self, index_name: str) -> None:
+        """Eventually consistent adapters wait here until writes are visible; others return at once."""
+        return None
+
+    async def close(self) -> None:
+        """Release connections. The default has nothing to release."""
+        return None
+
+    async def __aenter__(self: T) -> T:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- adapter hooks --------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _create_index(
+        self,
+        name: str,
+        dimension: int,
+        metric: Metric,
+        config: IndexConfig,
+        metadata_indexes: list[str],
+        options: dict[str, Any],
+    ) -> None:
+        """Create the index, or no-op for the same dimension (warn on another metric); raise
+        IndexDimensionMismatchError (via ``self._check_dimension``) for another dimension."""
+
+    @abstractmethod
+    async def _upsert(
+        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
+    ) -> None:
+        """Insert or replace the records (ids unique here). Split into backend-sized batches (§3.8)."""
+
+    @abstractmethod
+    async def _query(
+        self,
+        name: str,
+        vector: npt.NDArray[np.float64] | None,
+        top_k: int,
+        native_filter: Any,
+        include_vector: bool,
+        options: dict[str, Any],
+    ) -> list[QueryResult]:
+        """The top_k best matches with portable scores (``native_filter`` is None for match-all, §3.4)."""
+
+    @abstractmethod
+    async def _list_indexes(self) -> list[str]: ...
+
+    @abstractmethod
+    async def _describe_index(self, name: str) -> IndexStats:
+        """Raise ``self._not_found(...)`` for a missing index."""
+
+    @abstractmethod
+    async def _delete_index(self, name: str) -> None: ...
+
+    @abstractmethod
+    async def _update_by_id(
+        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+    ) -> None: ...
+
+    @abstractmethod
+    async def _update_by_filter(
+        self,
+        name: str,
+        native_filter: Any,
+        vector: npt.NDArray[np.float64] | None,
+        metadata: dict[str, Any] | None,
+    ) -> None: ...
+
+    @abstractmethod
+    async def _delete_by_ids(self, name: str, ids: list[str]) -> None: ...
+
+    @abstractmethod
+    async def _delete_by_filter(self, name: str, native_filter: Any) -> None: ...

@@ -1,0 +1,124 @@
+"""The records and constants of the ``MastraVector`` contract (docs/spec.md §3.2, §3.5, §3.7, §3.9).
+
+Pure data: the models a vector store returns or accepts (:class:`QueryResult`, :class:`IndexStats`,
+:class:`IndexConfig`) and the constants every adapter shares. Nothing here does I/O or knows an adapter.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+from pydantic.alias_generators import to_camel
+
+from ..capabilities import IndexType, Metric
+from ..errors import ConfigError
+
+#: Namespace for deterministic uuid5 ids on backends that accept only UUIDs (Qdrant, docs/spec.md §3.5).
+#: Never change it.
+MASTRA_ID_NAMESPACE = uuid.UUID("6f1d2a3c-5b7e-5c1a-9d3e-4f2a1b0c9e87")
+#: Metadata keys with this prefix are reserved for adapters and stripped from results (docs/spec.md §3.6).
+RESERVED_PREFIX = "_mastra_"
+#: The portable index-name form (docs/spec.md §3.7).
+PORTABLE_INDEX_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+#: The longest record id every backend accepts (docs/spec.md §3.5).
+MAX_ID_LENGTH = 512
+#: Shortest vector a cosine index accepts (docs/spec.md §3.3): the square root of the smallest normal
+#: float32 (about 1.08e-19). A shorter vector has no direction at the float32 precision backends store and
+#: score in (its squared length is zero or subnormal), so its cosine similarity is undefined or garbage.
+MIN_COSINE_NORM = float(np.sqrt(np.finfo(np.float32).tiny))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class QueryResult(_Model):
+    """One hit: the record's id, its portable score (higher is better), metadata and optional vector.
+
+    docs/spec.md §3.2 (model) and §3.4 (what the score means).
+    """
+
+    id: str
+    score: float
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    vector: list[float] | None = None
+    document: str | None = None
+
+
+class IndexStats(_Model):
+    """What ``describe_index`` reports. ``count`` is exact (it may lag on eventually consistent backends)."""
+
+    dimension: int
+    count: int
+    metric: Metric
+
+
+class IndexConfig(_Model):
+    """ANN index configuration (docs/spec.md §3.9). Accepts the flat form and Mastra's nested form.
+
+    Flat: ``{"type": "hnsw", "m": 16, "ef_construction": 64}``; nested:
+    ``{"type": "hnsw", "hnsw": {"m": 16, "efConstruction": 64}, "ivf": {"lists": 100}}``.
+    Build it with :meth:`from_any`, which turns conflicts and bad values into ``ConfigError``.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    type: IndexType | None = None
+    metric: Metric | None = None
+    m: int | None = Field(default=None, ge=2)
+    ef_construction: int | None = Field(default=None, ge=1)
+    lists: int | None = Field(default=None, ge=1)
+    probes: int | None = Field(default=None, ge=1)
+    ef: int | None = Field(default=None, ge=1)
+
+    @classmethod
+    def from_any(cls, value: IndexConfig | Mapping[str, Any] | None) -> IndexConfig:
+        """Normalise the flat or nested form; conflicting values in both forms raise ConfigError."""
+        if value is None:
+            return cls()
+        if isinstance(value, IndexConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"index_config must be a dict or IndexConfig, got {type(value).__name__}")
+        flat: dict[str, Any] = {k: v for k, v in value.items() if k not in ("hnsw", "ivf")}
+        nested: dict[str, Any] = {}
+        for group in ("hnsw", "ivf"):
+            sub = value.get(group)
+            if sub is None:
+                continue
+            if not isinstance(sub, Mapping):
+                raise ConfigError(f"index_config.{group} must be a dict")
+            for key, val in sub.items():
+                name = {"efConstruction": "ef_construction"}.get(key, key)
+                allowed = {"hnsw": {"m", "ef_construction"}, "ivf": {"lists"}}[group]
+                if name not in allowed:
+                    raise ConfigError(f"unknown index_config.{group} key {key!r}; allowed: {sorted(allowed)}")
+                nested[name] = val
+        for name, val in nested.items():
+            flat_val = flat.get(name, flat.get(to_camel(name)))
+            if flat_val is not None and flat_val != val:
+                raise ConfigError(
+                    f"index_config sets {name} twice with different values ({flat_val!r} and {val!r}); "
+                    "use either the flat or the nested form"
+                )
+            if flat_val is None:
+                flat[name] = val
+        try:
+            return cls.model_validate(flat)
+        except PydanticValidationError as exc:
+            raise ConfigError(f"invalid index_config: {_pydantic_problems(exc)}") from exc
+
+
+def _pydantic_problems(exc: PydanticValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+
+
+def mastra_uuid(record_id: str) -> str:
+    """Deterministic UUID for a non-UUID id (backends that accept only UUIDs, docs/spec.md §3.5)."""
+    return str(uuid.uuid5(MASTRA_ID_NAMESPACE, record_id))
