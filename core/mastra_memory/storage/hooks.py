@@ -1,0 +1,198 @@
+"""What a storage backend implements: the ``_``-prefixed hooks of the ``MemoryStorage`` template.
+
+:class:`StorageHooks` declares them; :class:`~mastra_memory.storage.MemoryStorage` (in :mod:`.base`)
+builds every public method of docs/spec.md §4.2 on top of them. The template validates arguments, merges
+updates, bumps ``updated_at``, clones threads, resolves include windows and assembles pages; a backend
+only stores and finds records. Hooks receive validated input only.
+
+Every hook takes ``tx``, whatever :meth:`StorageHooks._transaction` hands to the unit of work: a SQL
+connection inside a transaction, a document-database session, or a client. Nothing here assumes SQL:
+each hook is one query (or one batch) of the kind any database with secondary indexes answers — a
+MongoDB storage writes them as ``find``/``count_documents``/``bulk_write`` calls.
+
+The template awaits nothing but hooks, so a backend whose hooks never suspend (the SQLite storage runs
+them on its worker thread) may drive a whole unit of work to completion synchronously.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
+
+from ..errors import ThreadNotFoundError, ValidationError, error_id
+from ..messages import MastraDBMessage
+from .codec import json_text
+from .records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
+
+__all__ = ["Candidate", "Side", "StorageHooks", "Work"]
+
+T = TypeVar("T")
+
+Work: TypeAlias = Callable[[Any], Coroutine[Any, Any, T]]
+"""A unit of work: given the backend's ``tx``, a coroutine that calls hooks and returns the result."""
+
+Candidate: TypeAlias = tuple[str, Mapping[str, Any] | None]
+"""``(message id, content.metadata)``: what the template needs to decide a §4.6 metadata filter."""
+
+Side = Literal["before", "after"]
+"""Which side of an include target :meth:`StorageHooks._neighbours` reads (docs/spec.md §4.3 step 5)."""
+
+
+class StorageHooks(ABC):
+    """The hooks of a storage backend. Subclass :class:`~mastra_memory.storage.MemoryStorage`, not this."""
+
+    #: The ``<STORE>`` part of error ids ``MASTRA_STORAGE_<STORE>_<OPERATION>_<STATUS>`` (docs/spec.md §4.2).
+    store_name: ClassVar[str]
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _transaction(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
+        """Run ``work(tx)`` as one unit and return its result (docs/spec.md §4.5: a write is atomic).
+
+        Create the schema on first use. ``write`` says whether ``work`` changes anything; ``idempotent``
+        is ``False`` for work that must not run twice (a clone creates new ids), so it is never retried.
+        Let :class:`~mastra_memory.errors.MastraMemoryError` through unchanged and turn backend failures
+        into :class:`~mastra_memory.errors.StorageError` with the id ``..._<OPERATION>_FAILED`` and a
+        message that says what to check.
+        """
+
+    def _text_problem(self, text: str) -> str | None:
+        """Why the backend cannot hold ``text``, completing "<what> ...", or ``None`` (the default).
+
+        Writes refuse such text with ValidationError before any I/O; an id the backend cannot hold cannot
+        exist, so reads skip it. PostgreSQL text, for instance, holds neither U+0000 nor lone surrogates.
+        """
+        return None
+
+    def _encode_content(self, message: MastraDBMessage) -> Any:
+        """The stored form of a message's content, made before any I/O; ValidationError if it is not
+        plain JSON data. The default is compact JSON text (:func:`~mastra_memory.storage.codec.json_text`).
+        """
+        # Python mode, not JSON mode: JSON mode would silently turn NaN into null.
+        return json_text(message.content.model_dump(), f"content of message {message.id}")
+
+    # --- helpers shared by the template and backends (not hooks) -------------------------------
+
+    def _error_id(self, operation: str, status: str) -> str:
+        return error_id("STORAGE", self.store_name, operation, status)
+
+    def _invalid(self, operation: str, status: str, message: str) -> ValidationError:
+        return ValidationError(message, id=self._error_id(operation, status), domain="STORAGE")
+
+    def _no_thread(self, operation: str, message: str, **details: Any) -> ThreadNotFoundError:
+        return ThreadNotFoundError(message, id=self._error_id(operation, "THREAD_NOT_FOUND"), details=details)
+
+    def _check_text(self, operation: str, *fields: tuple[str | None, str]) -> None:
+        """Refuse text the backend cannot hold (``(value, what)`` pairs; ``None`` values are skipped)."""
+        for value, what in fields:
+            problem = None if value is None else self._text_problem(value)
+            if problem is not None:
+                raise self._invalid(operation, "INVALID_ARGS", f"{what} {problem}")
+
+    def _existing(self, ids: Iterable[str]) -> list[str]:
+        """The ids that can exist in this backend (the others are unknown by construction)."""
+        return [value for value in ids if self._text_problem(value) is None]
+
+    async def _load_thread(self, tx: Any, thread_id: str, *, lock: bool = False) -> Thread | None:
+        return (await self._load_threads(tx, [thread_id], lock=lock)).get(thread_id)
+
+    async def _find_by_id(self, tx: Any, ids: Sequence[str], *, lock: bool = False) -> list[MastraDBMessage]:
+        return await self._messages_by_id(tx, ids, lock=lock) if ids else []
+
+    # --- threads --------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _load_threads(
+        self, tx: Any, thread_ids: Sequence[str], *, lock: bool = False
+    ) -> dict[str, Thread]:
+        """The threads among ``thread_ids`` (sorted, unique) that exist, by id. With ``lock``, keep them
+        from concurrent writers until the unit ends (``SELECT ... FOR UPDATE``) where the backend can."""
+
+    @abstractmethod
+    async def _write_thread(self, tx: Any, thread: Thread) -> None:
+        """Insert or replace the thread by id (all fields, ``updated_at`` included)."""
+
+    @abstractmethod
+    async def _delete_thread(self, tx: Any, thread_id: str) -> None:
+        """Delete the thread and every message of it (docs/spec.md §4.2); a missing thread is a no-op."""
+
+    @abstractmethod
+    async def _count_threads(self, tx: Any, query: ListThreadsQuery) -> int:
+        """How many threads ``query.resource_id`` owns (all threads when ``None``)."""
+
+    @abstractmethod
+    async def _find_threads(
+        self, tx: Any, query: ListThreadsQuery, offset: int, limit: int | None
+    ) -> list[Thread]:
+        """Threads of ``query.resource_id`` (all when ``None``) ordered by ``query.order`` then id in the
+        same direction, skipping ``offset`` and returning at most ``limit`` (``None``: all).
+
+        With ``query.metadata`` the template asks for everything and applies the §4.6 rule itself; the
+        hook may narrow the candidates by that filter to any superset of the matches.
+        """
+
+    # --- messages: reads ------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _count_messages(self, tx: Any, query: ListMessagesQuery) -> int:
+        """The size of the base set of docs/spec.md §4.3 step 3 without the metadata filter: messages of
+        ``query.thread_ids`` (every thread when empty), of ``query.resource_id`` when given, within
+        ``query.filter.date_range`` when given."""
+
+    @abstractmethod
+    async def _find_messages(
+        self, tx: Any, query: ListMessagesQuery, offset: int, limit: int | None
+    ) -> list[MastraDBMessage]:
+        """That base set ordered by ``(created_at, id)`` in ``query.order.direction``, skipping
+        ``offset`` and returning at most ``limit`` (``None``: all). Paging happens in the backend."""
+
+    @abstractmethod
+    async def _metadata_candidates(self, tx: Any, query: ListMessagesQuery) -> list[Candidate]:
+        """``(id, content.metadata)`` of that base set in the same order, unpaged, for the template to
+        apply the §4.6 filter ``query.filter.metadata`` exactly; the hook may narrow by it to a superset."""
+
+    @abstractmethod
+    async def _messages_by_id(
+        self, tx: Any, message_ids: Sequence[str], *, lock: bool = False
+    ) -> list[MastraDBMessage]:
+        """The messages among ``message_ids`` (non-empty, unique) that exist, ascending by ``(created_at,
+        id)``. With ``lock``, keep them from concurrent writers until the unit ends where possible."""
+
+    @abstractmethod
+    async def _neighbours(
+        self, tx: Any, anchor: MastraDBMessage, side: Side, limit: int, resource_id: str | None
+    ) -> list[MastraDBMessage]:
+        """Up to ``limit`` (≥ 1) messages of ``anchor.thread_id`` nearest to ``anchor``, strictly before
+        or after it by ``(created_at, id)``, restricted to ``resource_id`` when given.
+
+        One cursor query on a ``(thread_id, created_at, id)`` index: before is ``(created_at, id) <
+        anchor`` descending, after is ``> anchor`` ascending (docs/spec.md §4.3 step 5).
+        """
+
+    @abstractmethod
+    async def _message_threads(self, tx: Any, message_ids: Sequence[str]) -> set[str]:
+        """The threads that hold any of ``message_ids`` now (a save that moves a message bumps them)."""
+
+    # --- messages: writes -----------------------------------------------------------------------
+
+    @abstractmethod
+    async def _write_messages(self, tx: Any, messages: Sequence[tuple[MastraDBMessage, Any]]) -> None:
+        """Insert or replace each message by id, in order (a repeated id keeps the last), with its content
+        as :meth:`_encode_content` made it. Replacing may move a message to another thread."""
+
+    @abstractmethod
+    async def _delete_messages(self, tx: Any, message_ids: Sequence[str]) -> set[str]:
+        """Delete those messages (unknown ids are ignored); return the threads that lost one."""
+
+    # --- resources ------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _load_resource(self, tx: Any, resource_id: str, *, lock: bool = False) -> Resource | None:
+        """The resource, or ``None``. With ``lock``, serialise concurrent read-modify-writes of this id,
+        including the first one when no record exists yet, where the backend can."""
+
+    @abstractmethod
+    async def _write_resource(self, tx: Any, resource: Resource) -> None:
+        """Insert or replace the resource by id."""

@@ -1,0 +1,212 @@
+"""Message writes of the ``MemoryStorage`` template (docs/spec.md §4.5): one transaction each.
+
+Saving checks every message before any I/O, then fills ``resource_id`` from the thread and refuses a
+different one; updating merges ``content`` one level and ``content.metadata`` one level deeper; every
+write bumps ``updated_at`` of each thread it touches to ``max(now, previous + 1 ms)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic.alias_generators import to_camel
+
+from ..errors import ValidationError
+from ..messages import MastraDBMessage, MessageContentV2, MessageInput, normalize_messages
+from ..timestamps import next_after, utc_now
+from .arguments import parse_model, validate_list, validate_message_ids
+from .hooks import StorageHooks
+from .records import MessageUpdate, MessageUpdateInput, Thread
+
+__all__ = ["MessageWrites"]
+
+#: camelCase alias -> field name of MessageContentV2, so content patches may use either spelling.
+_CONTENT_ALIASES = {to_camel(name): name for name in MessageContentV2.model_fields}
+
+
+class MessageWrites(StorageHooks):
+    """``save_messages``, ``update_messages`` and ``delete_messages``."""
+
+    async def _bump(
+        self, tx: Any, thread_ids: Iterable[str], loaded: Mapping[str, Thread] | None = None
+    ) -> None:
+        """Set ``updated_at = max(now, previous + 1 ms)`` on each existing thread (docs/spec.md §4.5).
+
+        ``loaded`` holds threads this unit already read with ``lock=True``; only the others are read.
+        """
+        wanted = set(thread_ids)
+        known = {i: t for i, t in (loaded or {}).items() if i in wanted}
+        missing = sorted(wanted - known.keys())  # one lock order for every writer: no deadlocks
+        threads = {**known, **(await self._load_threads(tx, missing, lock=True) if missing else {})}
+        now = utc_now()
+        for thread_id in sorted(threads):
+            thread = threads[thread_id]
+            await self._write_thread(
+                tx, thread.model_copy(update={"updated_at": next_after(thread.updated_at, now)})
+            )
+
+    async def save_messages(self, messages: Sequence[MessageInput]) -> list[MastraDBMessage]:
+        """Upsert messages by id in one transaction (docs/spec.md §4.5) and return them as stored.
+
+        Input may be v2, legacy v1 or camelCase (see :func:`normalize_messages`). Each message needs an
+        existing thread (ThreadNotFoundError); a missing ``resource_id`` is taken from the thread and a
+        different one is a ValidationError. An existing id is replaced, moving it if its thread changed.
+        If anything is invalid, nothing is saved.
+        """
+        operation = "SAVE_MESSAGES"
+        validate_list(messages, "messages", store=self.store_name, operation=operation)
+        try:
+            normalized = normalize_messages(messages)
+        except ValidationError as exc:
+            exc.id, exc.domain = self._error_id(operation, "INVALID_MESSAGE"), "STORAGE"
+            raise
+        if not normalized:
+            return []
+        for message in normalized:
+            if not message.thread_id.strip():
+                raise self._no_thread(
+                    operation,
+                    f"message {message.id} has no thread_id; every message must belong to an existing thread",
+                )
+            self._check_text(
+                operation,
+                (message.id, "message id"),
+                (message.thread_id, "thread_id"),
+                (message.resource_id, "resource_id"),
+                (message.role, "role"),
+                (message.type, "type"),
+            )
+        contents = [self._encode_content(m) for m in normalized]
+
+        async def work(tx: Any) -> list[MastraDBMessage]:
+            threads = await self._load_threads(tx, sorted({m.thread_id for m in normalized}), lock=True)
+            stored: list[MastraDBMessage] = []
+            for message in normalized:
+                thread = threads.get(message.thread_id)
+                if thread is None:
+                    raise self._no_thread(
+                        operation,
+                        f"thread {message.thread_id} does not exist; create it before saving messages to it",
+                        thread_id=message.thread_id,
+                        message_id=message.id,
+                    )
+                if message.resource_id is None:
+                    message = message.model_copy(update={"resource_id": thread.resource_id})
+                elif message.resource_id != thread.resource_id:
+                    raise self._invalid(
+                        operation,
+                        "RESOURCE_MISMATCH",
+                        f"message {message.id} has resource_id {message.resource_id!r} but thread "
+                        f"{message.thread_id} belongs to another resource; "
+                        "omit resource_id or use the thread's",
+                    )
+                stored.append(message)
+            previous = await self._message_threads(tx, list(dict.fromkeys(m.id for m in stored)))
+            await self._write_messages(tx, list(zip(stored, contents, strict=True)))
+            await self._bump(tx, {m.thread_id for m in stored} | previous, threads)
+            return list({m.id: m for m in stored}.values())
+
+        return await self._transaction(operation, work, write=True)
+
+    async def update_messages(self, updates: Sequence[MessageUpdateInput]) -> list[MastraDBMessage]:
+        """Apply partial updates in one transaction and return the updated messages (docs/spec.md §4.5).
+
+        Only given fields change. ``content`` is merged one level (given keys replace stored ones) and
+        ``content.metadata`` one level deeper. A new ``thread_id`` moves the message and takes the new
+        thread's ``resource_id``. Unknown ids are ignored.
+        """
+        operation = "UPDATE_MESSAGES"
+        validate_list(updates, "updates", store=self.store_name, operation=operation)
+        parsed = [
+            parse_model(
+                MessageUpdate,
+                u,
+                store=self.store_name,
+                operation=operation,
+                status="INVALID_ARGS",
+                what=f"update [{i}]",
+            )
+            for i, u in enumerate(updates)
+        ]
+        if not parsed:
+            return []
+        for update in parsed:
+            self._check_text(
+                operation, (update.role, "role"), (update.type, "type"), (update.thread_id, "thread_id")
+            )
+
+        async def work(tx: Any) -> list[MastraDBMessage]:
+            updated: dict[str, MastraDBMessage] = {}
+            bumped: set[str] = set()
+            for update in parsed:
+                found = await self._find_by_id(tx, self._existing([update.id]), lock=True)
+                if not found:
+                    continue
+                message = await self._apply_update(tx, found[0], update, operation)
+                await self._write_messages(tx, [(message, self._encode_content(message))])
+                bumped |= {found[0].thread_id, message.thread_id}
+                updated[message.id] = message
+            await self._bump(tx, bumped)
+            return list(updated.values())
+
+        return await self._transaction(operation, work, write=True)
+
+    async def _apply_update(
+        self, tx: Any, current: MastraDBMessage, update: MessageUpdate, operation: str
+    ) -> MastraDBMessage:
+        changes: dict[str, Any] = {}
+        if update.content is not None:
+            changes["content"] = self._merge_content(current, update.content, operation)
+        if update.role is not None:
+            changes["role"] = update.role
+        if update.type is not None:
+            changes["type"] = update.type
+        if update.created_at is not None:
+            changes["created_at"] = update.created_at
+        if update.thread_id is not None and update.thread_id != current.thread_id:
+            thread = await self._load_thread(tx, update.thread_id)
+            if thread is None:
+                raise self._no_thread(
+                    operation,
+                    f"thread {update.thread_id} does not exist; cannot move message {update.id} to it",
+                )
+            changes["thread_id"] = thread.id
+            changes["resource_id"] = thread.resource_id
+        return current.model_copy(update=changes)
+
+    def _merge_content(
+        self, current: MastraDBMessage, patch: Mapping[str, Any], operation: str
+    ) -> MessageContentV2:
+        """Merge a content patch one level deep, and ``metadata`` one level deeper (docs/spec.md §4.5)."""
+        merged = current.content.model_dump()
+        for key, value in patch.items():
+            name = _CONTENT_ALIASES.get(key, key)
+            if (
+                name == "metadata"
+                and isinstance(value, Mapping)
+                and isinstance(merged.get("metadata"), Mapping)
+            ):
+                merged["metadata"] = {**merged["metadata"], **value}
+            else:
+                merged[name] = value
+        return parse_model(
+            MessageContentV2,
+            merged,
+            store=self.store_name,
+            operation=operation,
+            status="INVALID_ARGS",
+            what=f"content of message {current.id}",
+        )
+
+    async def delete_messages(self, message_ids: Sequence[str]) -> None:
+        """Delete messages in one transaction and bump each thread that lost one; unknown ids are ignored."""
+        operation = "DELETE_MESSAGES"
+        ids = self._existing(validate_message_ids(message_ids, store=self.store_name, operation=operation))
+        if not ids:
+            return
+
+        async def work(tx: Any) -> None:
+            await self._bump(tx, await self._delete_messages(tx, ids))
+
+        await self._transaction(operation, work, write=True)
