@@ -14,7 +14,7 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "targets", "conformance"]
+nox.options.sessions = ["lint", "typecheck", "tests", "faults", "adapters", "targets", "conformance"]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -47,8 +47,17 @@ def typecheck(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The core test suite (filters, stores, plugins, embedders, memory)."""
     _sync(session, "test", extras=("wordllama",))
-    # tests/servers builds and starts real servers: the `targets` session runs it.
-    session.run("pytest", "--ignore=tests/servers", *session.posargs)
+    # tests/servers builds and starts real servers: the `targets` session runs it; tests/faults kills
+    # processes and servers: the `faults` session runs it.
+    session.run("pytest", "--ignore=tests/servers", "--ignore=tests/faults", *session.posargs)
+
+
+@nox.session
+def faults(session: nox.Session) -> None:
+    """Fault injection (issue 12): kill -9 of PostgreSQL mid-ingest (restarted on the same data directory),
+    kill -9 of a SQLite writer, two writer processes on one SQLite file. About 15 s."""
+    _sync(session, "test", extras=("wordllama", "pgvector"))
+    session.run("pytest", "tests/faults", "-ra", "--durations=5", *session.posargs)
 
 
 @nox.session
