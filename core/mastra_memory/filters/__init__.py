@@ -3,6 +3,8 @@
 ``parse(filter)`` validates a filter dict (collecting every problem into one ``FilterError``) and returns
 the normalised AST (``None`` for "match everything"); ``evaluate(filter, metadata)`` is the reference
 evaluator, the oracle every adapter is tested against; ``FilterTranslator`` is the base adapters subclass.
+The size limits every filter is checked against first live in :mod:`.limits`; ``compile_regex`` returns the
+linear-time ``$regex`` engine of :mod:`.regex`.
 """
 
 from .ast import (

@@ -1,7 +1,11 @@
 """Validate a Mongo-style filter dict and normalise it into the AST (docs/spec.md §2.1, §2.4, §2.6).
 
-The whole tree is walked and every problem collected; :func:`parse` then raises one
-:class:`~mastra_memory.errors.FilterError` listing them all, so a caller fixes a filter in one round.
+First the size limits of docs/spec.md §2.10 are checked without recursion (:mod:`.limits`), so the
+recursive walk below only ever sees a filter of bounded depth and size. Then the whole tree is walked and
+every problem collected; :func:`parse` raises one :class:`~mastra_memory.errors.FilterError` listing them
+all, so a caller fixes a filter in one round. Text that no store can hold — strings with unpaired
+surrogates, integers beyond the float range, datetimes outside the UTC calendar — is refused here too,
+so it never reaches a backend as an untyped encoding or overflow error.
 Locations in messages are dotted: field keys as written, logical operators with the index of the list
 element (``$or.1.price``), and the operator that holds a nested document (``items.$elemMatch.k``).
 """
@@ -28,6 +32,7 @@ from .ast import (
     Regex,
     Scalar,
 )
+from .limits import limit_problems
 from .operators import EQUALITY, FIELD_OPERATORS, LIST, RANGE
 from .regex import normalise_options, option_problems, regex_problems
 
@@ -47,6 +52,19 @@ _INVALID: Final = _Invalid()
 
 def _where(loc: Location) -> str:
     return ".".join(loc)
+
+
+def _printable(text: str) -> str:
+    """``text`` with unpaired surrogates spelled as escapes, so a message can always be encoded."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _is_operator_key(key: object) -> bool:
@@ -70,7 +88,7 @@ class _Parser:
         self.problems: list[str] = []
 
     def problem(self, message: str) -> None:
-        self.problems.append(message)
+        self.problems.append(_printable(message))
 
     # --- documents: root, logical list elements, root $not, $elemMatch over objects -------------
 
@@ -128,6 +146,11 @@ class _Parser:
     def field_path(self, key: Any, loc: Location) -> Path | None:
         if not isinstance(key, str):
             self.problem(f"Invalid field path: {_where(loc)}")
+            return None
+        if _has_surrogate(key):
+            self.problem(
+                f"Invalid field path: {_where(loc)} (unpaired surrogate; field names must be valid Unicode)"
+            )
             return None
         segments = tuple(key.split("."))
         if not all(segments):
@@ -199,6 +222,9 @@ class _Parser:
             if isinstance(operand, bool) or not isinstance(operand, int) or operand < 0:
                 self.problem(f"$size requires a non-negative integer: {where}")
                 return []
+            if operand > _INT64_MAX:
+                self.problem(f"$size requires a non-negative integer: {where} (at most 2**63 - 1)")
+                return []
             return [Comparison(path, "$size", int(operand))]
         if op == "$regex":
             return self.regex(path, operand, doc.get("$options", ""), loc)
@@ -211,15 +237,18 @@ class _Parser:
 
     def regex(self, path: Path, pattern: Any, options: Any, loc: Location) -> list[Node]:
         problems: list[str] = []
-        if isinstance(pattern, str):
-            problems.extend(regex_problems(pattern))
-        else:
+        if not isinstance(pattern, str):
             problems.append(f"$regex requires a string: {_where(loc)}")
+        elif _has_surrogate(pattern):
+            problems.append(_invalid_string(loc))
+        else:
+            problems.extend(regex_problems(pattern))
         if isinstance(options, str):
             problems.extend(option_problems(options))
         else:
             problems.append(f"$options requires a string: {_where(loc)}")
-        self.problems.extend(problems)
+        for message in problems:
+            self.problem(message)
         if problems or not isinstance(pattern, str) or not isinstance(options, str):
             return []
         return [Regex(path, str(pattern), normalise_options(options))]
@@ -272,8 +301,17 @@ class _Parser:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, str):
+            if _has_surrogate(value):
+                self.problem(_invalid_string(loc))
+                return _INVALID
             return value if type(value) is str else str.__str__(value)  # StrEnum members: their plain text
         if isinstance(value, int):
+            try:
+                float(value)
+            except OverflowError:
+                where = _where(loc)
+                self.problem(f"Invalid number: {where} (an integer beyond the float range, about ±1.8e308)")
+                return _INVALID
             return int(value)
         if isinstance(value, float):
             if not math.isfinite(value):
@@ -287,6 +325,11 @@ class _Parser:
                 where = _where(loc)
                 self.problem(f"Naive datetime is not allowed: {where} (attach a tzinfo, e.g. timezone.utc)")
                 return _INVALID
+            except OverflowError:
+                self.problem(
+                    f"Invalid datetime: {_where(loc)} (outside the years 1-9999 once converted to UTC)"
+                )
+                return _INVALID
         self.problem(f"{op} requires a scalar operand: {_where(loc)}")
         return _INVALID
 
@@ -296,6 +339,11 @@ _COMPARISON_OPS: Final[dict[str, ComparisonOp]] = {
     "$in": "$in", "$nin": "$nin", "$all": "$all", "$contains": "$contains",
 }  # fmt: skip
 _RANGE_TYPES: Final = (int, float, str, datetime)
+_INT64_MAX: Final = 2**63 - 1
+
+
+def _invalid_string(loc: Location) -> str:
+    return f"Invalid string: {_where(loc)} (unpaired surrogate; filter text must be valid Unicode)"
 
 
 def _is_value_condition(doc: Mapping[Any, Any]) -> bool:
@@ -324,6 +372,9 @@ def parse(filter: Any) -> Node | None:
         raise FilterError(["Filter must be a dict"], details={"type": type(filter).__name__})
     if not filter:
         return None
+    too_large = limit_problems(filter)  # before the recursive walk: bounded depth and size from here on
+    if too_large:
+        raise FilterError(too_large, details={"problems": too_large})
     parser = _Parser()
     node = _all_of(parser.document(filter, (), logical_content=False))
     if parser.problems:
