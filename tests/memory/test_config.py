@@ -14,7 +14,7 @@ from mastra_memory.capabilities import StorageCapabilities
 from mastra_memory.embedders.base import EmbedderSpec
 from mastra_memory.errors import CapabilityError, ConfigError, FilterError, IndexingError
 from mastra_memory.memory import Memory
-from mastra_memory.memory_config import (
+from mastra_memory.memory.config import (
     DEFAULT_WORKING_MEMORY_TEMPLATE,
     MemoryConfig,
     MessageRange,

@@ -13,10 +13,10 @@ from mastra_memory.capabilities import StorageCapabilities
 from mastra_memory.embedders.base import EmbedResult
 from mastra_memory.errors import ConfigError, EmbeddingError, FilterError, ResourceScopeError
 from mastra_memory.memory import Memory
-from mastra_memory.memory_config import MessageRange
-from mastra_memory.message_list import MessageList
+from mastra_memory.memory.config import MessageRange
+from mastra_memory.memory.message_list import MessageList
+from mastra_memory.memory.processor import SemanticRecall
 from mastra_memory.messages import MastraDBMessage
-from mastra_memory.processors import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
@@ -531,7 +531,7 @@ async def test_read_only_and_missing_context_do_not_index(
 async def test_output_read_only_from_a_memory_config_model(
     storage: SQLiteStorage, vector: SQLiteVector
 ) -> None:
-    from mastra_memory.memory_config import MemoryConfig
+    from mastra_memory.memory.config import MemoryConfig
 
     embedder = CountingEmbedder(16)
     processor = SemanticRecall(storage, vector, embedder)

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from mastra_memory.messages import MastraDBMessage
-from mastra_memory.recall_format import (
+from mastra_memory.memory.formatting import (
     CLOSE,
     DAY_PREFIX,
     FROM_PREVIOUS,
@@ -19,6 +18,7 @@ from mastra_memory.recall_format import (
     OPEN,
     format_cross_thread_messages,
 )
+from mastra_memory.messages import MastraDBMessage
 
 
 def m(id: str, thread: str | None, text: Any, at: datetime, role: str = "user") -> MastraDBMessage:

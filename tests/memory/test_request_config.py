@@ -15,8 +15,8 @@ import pytest
 
 from mastra_memory.errors import ConfigError
 from mastra_memory.memory import Memory
-from mastra_memory.message_list import MessageList
-from mastra_memory.processors import SemanticRecall
+from mastra_memory.memory.message_list import MessageList
+from mastra_memory.memory.processor import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 

@@ -8,9 +8,9 @@ import pytest
 
 from mastra_memory.errors import ResourceScopeError, ThreadOwnershipError
 from mastra_memory.memory import Memory
-from mastra_memory.message_list import MessageList
-from mastra_memory.processors import SemanticRecall
-from mastra_memory.recall_format import format_cross_thread_messages
+from mastra_memory.memory.formatting import format_cross_thread_messages
+from mastra_memory.memory.message_list import MessageList
+from mastra_memory.memory.processor import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 

@@ -14,7 +14,7 @@ Everything public is re-exported here: ``from mastra_memory.vector import Mastra
 from __future__ import annotations
 
 from .arguments import VectorArguments, normalise_metadata
-from .base import FilterInput, MastraVector, logger
+from .base import FilterInput, MastraVector, TranslatedFilter, logger
 from .records import (
     MASTRA_ID_NAMESPACE,
     MAX_ID_LENGTH,
@@ -38,6 +38,7 @@ __all__ = [
     "IndexStats",
     "MastraVector",
     "QueryResult",
+    "TranslatedFilter",
     "VectorArguments",
     "logger",
     "mastra_uuid",

@@ -7,7 +7,9 @@ matrices, normalised metadata, translated filters. An adapter implements only th
 
 A filter may be given as a filter dict or as an already parsed AST node (``mastra_memory.filters.Node``):
 only dicts are parsed, so a caller that parsed once (``Memory`` combining a configured filter with a
-thread or resource scope) is not parsed again (docs/spec.md §2.7).
+thread or resource scope) is not parsed again (docs/spec.md §2.7). ``query`` also takes a
+:class:`TranslatedFilter` from :meth:`MastraVector.prepare_filter`, so the queries of one search (one per
+query chunk, docs/spec.md §5.3 step 7.4) share one translation.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar, get_args
 
 import numpy as np
@@ -34,7 +37,7 @@ from ..filters.visitor import FilterTranslator
 from .arguments import VectorArguments
 from .records import RESERVED_PREFIX, IndexConfig, IndexStats, QueryResult
 
-__all__ = ["FilterInput", "MastraVector"]
+__all__ = ["FilterInput", "MastraVector", "TranslatedFilter"]
 
 logger = logging.getLogger("mastra_memory.vector")
 
@@ -43,6 +46,25 @@ T = TypeVar("T")
 #: What the filter-taking methods accept: a filter dict, a parsed AST node, or None (match all).
 FilterInput: TypeAlias = Mapping[str, Any] | Node | None
 _NODE_TYPES: tuple[type, ...] = get_args(Node)
+
+
+def _parsed(flt: Any) -> Node | None:
+    """The AST of ``flt``: a node as it is, a filter dict parsed (FilterError)."""
+    if isinstance(flt, _NODE_TYPES):
+        return flt  # type: ignore[return-value]  # one of the Node union's classes
+    from ..filters.parse import parse
+
+    return parse(flt)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TranslatedFilter:
+    """A filter validated and translated once by ``store`` (:meth:`MastraVector.prepare_filter`); its
+    ``query`` calls reuse ``native``, any other store translates ``node`` again."""
+
+    store: MastraVector
+    node: Node | None
+    native: Any
 
 
 class MastraVector(VectorArguments, ABC):
@@ -107,18 +129,18 @@ class MastraVector(VectorArguments, ABC):
         ``flt`` is a filter dict (parsed here) or an already parsed :data:`~mastra_memory.filters.Node`
         (translated as it is). Runs before any I/O. Adapters without a translator support no filter.
         """
-        node: Node | None
-        if isinstance(flt, _NODE_TYPES):
-            node = flt  # type: ignore[assignment]  # one of the Node union's classes
-        else:
-            from ..filters.parse import parse
-
-            node = parse(flt)
+        node = _parsed(flt)
         if node is None:
             return None
         if self.translator is None:
             raise CapabilityError(f"{self.store_name} does not support metadata filters")
         return self.translator().translate(node)
+
+    def prepare_filter(self, flt: FilterInput) -> TranslatedFilter:
+        """Validate and translate ``flt`` once for several :meth:`query` calls of this store (raises as
+        :meth:`translate_filter` does, before any I/O)."""
+        node = _parsed(flt)
+        return TranslatedFilter(self, node, self.translate_filter(node))
 
     def _nonempty_filter(self, operation: str, flt: Any) -> Any:
         if isinstance(flt, Mapping) and len(flt) == 0:
@@ -201,7 +223,7 @@ class MastraVector(VectorArguments, ABC):
         index_name: str,
         query_vector: Sequence[float] | npt.NDArray[np.floating] | None = None,
         top_k: int = 10,
-        filter: FilterInput = None,
+        filter: FilterInput | TranslatedFilter = None,
         include_vector: bool = False,
         **adapter_options: Any,
     ) -> list[QueryResult]:
@@ -209,7 +231,10 @@ class MastraVector(VectorArguments, ABC):
         op = "QUERY"
         name = self._native_name(op, index_name)
         vector = self._query_arguments(op, query_vector, top_k)
-        native_filter = self.translate_filter(filter)
+        if isinstance(filter, TranslatedFilter):
+            native_filter = filter.native if filter.store is self else self.translate_filter(filter.node)
+        else:
+            native_filter = self.translate_filter(filter)
         if vector is not None:
             expected, metric = await self._shape(op, name)
             self._check_dimension(op, name, expected, vector.shape[0])

@@ -29,7 +29,7 @@ import pytest
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import ConfigError, ResourceScopeError, ThreadOwnershipError, ValidationError
 from mastra_memory.memory import Memory
-from mastra_memory.message_list import MessageList
+from mastra_memory.memory.message_list import MessageList
 from mastra_memory.plugins import create_storage
 from mastra_memory.storage import MemoryStorage, storage_capabilities
 from mastra_memory.stores.sqlite.storage import SQLiteStorage

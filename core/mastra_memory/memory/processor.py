@@ -1,31 +1,44 @@
 """The ``SemanticRecall`` processor (docs/spec.md §6): recall on input, indexing on output.
 
-It shares the embedding cache, the index naming, the write path and the search of ``Memory`` through
-:class:`mastra_memory.indexing.MessageIndexer`, so both paths write and read the same vectors.
+Recall runs the one algorithm of :mod:`.recall` (the same search, windows and fetch as ``Memory.recall``);
+indexing runs the single write path of :class:`.indexer.MessageIndexer`, so both paths write and read the
+same vectors. A request's ``memory_config`` is merged over the processor's options for that request
+(docs/spec.md §6.1).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import ValidationError as PydanticValidationError
 
-from .embedders.base import Embedder, EmbedderSpec
-from .errors import ConfigError, MastraMemoryError, ResourceScopeError
-from .indexing import MessageIndexer, trace_recall
-from .memory_config import MemoryConfig, MessageRange, SemanticRecallConfig, config_error, merge_config
+from ..embedders.base import Embedder, EmbedderSpec
+from ..errors import ConfigError, MastraMemoryError, ResourceScopeError
+from ..messages import MastraDBMessage, MessageInput, message_text, normalize_messages, render_text
+from ..storage import MemoryStorage
+from ..vector import IndexConfig, MastraVector
+from .config import (
+    MemoryConfig,
+    MessageRange,
+    Scope,
+    SemanticRecallConfig,
+    check_resource_scope,
+    config_error,
+    merge_config,
+)
+from .formatting import format_cross_thread_messages
+from .indexer import MessageIndexer
 from .message_list import MessageList
-from .messages import MastraDBMessage, MessageInput, message_text, normalize_messages, render_text
-from .recall_format import format_cross_thread_messages
-from .storage import IncludeItem, MemoryStorage, storage_capabilities
-from .vector import IndexConfig, MastraVector
+from .recall import RecallRequest, SemanticSearch, recall_messages
 
 MEMORY_CONTEXT_KEY = "MastraMemory"
 _USER_SIGNALS = frozenset({"user", "user-message"})
 #: Indexers kept per (index name, index config) a request asked for; the oldest is dropped beyond this.
 _MAX_REQUEST_INDEXERS = 32
+#: Processors ``Memory`` keeps per effective request configuration; the least recently used goes beyond.
+_MAX_PROCESSORS = 32
 
 
 def _get(obj: Any, *names: str) -> Any:
@@ -54,15 +67,6 @@ def request_memory_config(request_context: Any) -> Any:
     """The request's ``memory_config`` (Mastra's ``requestContext.get("MastraMemory").memoryConfig``), or
     None when the request sets none. Accepts a dict or a ``get``-able context object."""
     return _get(_get(request_context, MEMORY_CONTEXT_KEY), "memory_config", "memoryConfig")
-
-
-def check_resource_scope(storage: MemoryStorage, config: SemanticRecallConfig | None) -> None:
-    """Resource scope needs a storage that isolates include windows by resource (docs/spec.md §5.2)."""
-    if config is not None and config.scope == "resource" and not storage_capabilities(storage).resource_scope:
-        raise ConfigError(
-            "SemanticRecall scope='resource' needs a storage that isolates include windows by resource; "
-            f"{type(storage).__name__} declares resource_scope=False, so set scope='thread'"
-        )
 
 
 class SemanticRecall:
@@ -122,7 +126,7 @@ class SemanticRecall:
             raise config_error(exc, "SemanticRecall options") from exc
         check_resource_scope(storage, self.config)
         if not isinstance(embedder, Embedder):
-            from .embedders.router import resolve_embedder
+            from ..embedders.router import resolve_embedder
 
             embedder = resolve_embedder(embedder, embedder_options)
         self.storage = storage
@@ -230,48 +234,14 @@ class SemanticRecall:
         resource_id = _as_str(_get(context, "resource_id", "resourceId")) or _as_str(
             _get(thread, "resource_id", "resourceId")
         )
-        scope = config.scope
-        if scope == "resource" and not resource_id:
-            # The context names no resource: the thread's owner, when the thread is stored, is the one.
-            stored = await self.storage.get_thread_by_id(thread_id)
-            resource_id = stored.resource_id if stored is not None else None
-        if scope == "resource" and not resource_id:
-            if self.raise_on_error:
-                raise ResourceScopeError(
-                    "resource-scoped semantic recall needs a resource_id; none in the memory context or the "
-                    "thread"
-                )
-            self.logger.warning(
-                "semantic recall: no resource_id for thread %s; falling back to thread scope", thread_id
-            )
-            scope = "thread"
-        scope_filter = {"resource_id": resource_id} if scope == "resource" else {"thread_id": thread_id}
-        result = await self._indexer_for(config).search(
-            query,
-            top_k=config.top_k,
-            scope_filter=scope_filter,
-            user_filter=config.filter,
-            threshold=config.threshold,
-        )
-        trace_recall(thread_id, resource_id, result.index_name, result.hits)
-        if not result.hits:
-            return message_list
-        rng = config.message_range
-        include = [
-            IncludeItem(
-                id=h.message_id,
-                thread_id=h.thread_id,
-                with_previous_messages=rng.before,
-                with_next_messages=rng.after,
-            )
-            for h in result.hits
-        ]
+        scope, resource_id = await self._scope(config.scope, thread_id, resource_id)
         # per_page=0, never False: False would pull the whole thread into the prompt. The resource, when
         # known, also bounds the windows in thread scope (a window never crosses resources).
-        page = await self.storage.list_messages(
-            thread_id, resource_id=resource_id, per_page=0, include=include
+        request = RecallRequest(thread_id, resource_id, scope, query, per_page=0)
+        found = await recall_messages(
+            self.storage, request, SemanticSearch(config, self._indexer_for(config)), only_with_hits=True
         )
-        fresh = [m for m in page.messages if m.id not in message_list]
+        fresh = [m for m in found.messages if m.id not in message_list]
         same_thread = [m for m in fresh if m.thread_id == thread_id]
         # Other threads' messages without text would render as an empty block: leave them out.
         other_threads = [m for m in fresh if m.thread_id != thread_id and render_text(m)]
@@ -286,6 +256,26 @@ class SemanticRecall:
                 source="memory",
             )
         return message_list
+
+    async def _scope(self, scope: Scope, thread_id: str, resource_id: str | None) -> tuple[Scope, str | None]:
+        """docs/spec.md §6.2 step 3: resource scope needs a resource, from the context or else the stored
+        thread's owner; without one, thread scope and a warning (``ResourceScopeError`` with
+        ``raise_on_error``)."""
+        if scope == "resource" and not resource_id:
+            # The context names no resource: the thread's owner, when the thread is stored, is the one.
+            stored = await self.storage.get_thread_by_id(thread_id)
+            resource_id = stored.resource_id if stored is not None else None
+        if scope == "resource" and not resource_id:
+            if self.raise_on_error:
+                raise ResourceScopeError(
+                    "resource-scoped semantic recall needs a resource_id; none in the memory context or the "
+                    "thread"
+                )
+            self.logger.warning(
+                "semantic recall: no resource_id for thread %s; falling back to thread scope", thread_id
+            )
+            scope = "thread"
+        return scope, resource_id
 
     @staticmethod
     def _query_text(messages: Sequence[MastraDBMessage | MessageInput], thread_id: str) -> str:
@@ -391,3 +381,22 @@ class SemanticRecall:
                 self.logger.warning(
                     "semantic recall: batch indexing failed once for thread %s; retried", thread_id
                 )
+
+
+class ProcessorCache:
+    """``Memory``'s processors, one per effective request configuration (docs/spec.md §5.10), least
+    recently used dropped beyond 32, so the input and output sides of a request share one index cache."""
+
+    def __init__(self, limit: int = _MAX_PROCESSORS) -> None:
+        self.limit = limit
+        self._items: dict[str, SemanticRecall] = {}
+
+    def get(self, key: str, build: Callable[[], SemanticRecall]) -> SemanticRecall:
+        """The processor cached under ``key``, built with ``build()`` on a miss."""
+        processor = self._items.pop(key, None)
+        if processor is None:
+            processor = build()
+        self._items[key] = processor  # most recently used last
+        while len(self._items) > self.limit:
+            del self._items[next(iter(self._items))]
+        return processor

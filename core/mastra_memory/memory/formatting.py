@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC
 
-from .messages import MastraDBMessage, render_text
+from ..messages import MastraDBMessage, render_text
 
 HEADER = "Messages recalled from earlier conversations with this user:"
 OPEN = "<remembered_from_other_conversation>"

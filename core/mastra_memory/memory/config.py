@@ -2,6 +2,9 @@
 
 Build configurations with :meth:`MemoryConfig.from_any` and combine instance options with a per-call
 ``thread_config`` with :func:`merge_config`; both raise :class:`ConfigError` listing every problem.
+A ``semantic_recall.filter`` is parsed once, when its configuration is validated: the
+configuration keeps the filter document (for serialisation and merging) and its parsed AST
+(:attr:`SemanticRecallConfig.filter_node`), which every search of that configuration reuses.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from .errors import ConfigError, FilterError
-from .vector import PORTABLE_INDEX_NAME, IndexConfig
+from ..errors import ConfigError, FilterError
+from ..filters import Node, parse
+from ..storage import MemoryStorage, storage_capabilities
+from ..vector import PORTABLE_INDEX_NAME, IndexConfig
 
 Scope = Literal["thread", "resource"]
 
@@ -67,6 +72,8 @@ class SemanticRecallConfig(_Config):
     index_name: str | None = None
     index_config: IndexConfig | None = None
     filter: dict[str, Any] | None = None
+    #: ``filter`` and the AST parsed from it (the document is kept to tell a replaced filter apart).
+    _parsed_filter: tuple[dict[str, Any] | None, Node | None] = PrivateAttr(default=(None, None))
 
     @field_validator("message_range", mode="before")
     @classmethod
@@ -99,15 +106,21 @@ class SemanticRecallConfig(_Config):
     def _index_config(cls, value: Any) -> Any:
         return None if value is None else IndexConfig.from_any(value)
 
-    @field_validator("filter")
-    @classmethod
-    def _valid_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is None:
-            return None
-        from .filters.parse import validate_filter
+    @model_validator(mode="after")
+    def _parse_filter(self) -> SemanticRecallConfig:
+        # docs/spec.md §5.2: a FilterError surfaces at construction, not at the first recall; the AST is
+        # kept, so no search of this configuration parses the filter again.
+        self._parsed_filter = (self.filter, parse(self.filter))
+        return self
 
-        validate_filter(value)  # FilterError surfaces at construction, not at the first recall
-        return value
+    @property
+    def filter_node(self) -> Node | None:
+        """The parsed ``filter`` (None: no filter), parsed once when this configuration was validated."""
+        document, node = self._parsed_filter
+        if document is not self.filter:  # replaced without validation (model_copy(update=...))
+            self._parsed_filter = (self.filter, parse(self.filter))
+            node = self._parsed_filter[1]
+        return node
 
 
 class WorkingMemoryConfig(_Config):
@@ -202,6 +215,7 @@ class MemoryConfig(_Config):
 
     @property
     def history_on(self) -> bool:
+        """Whether history is returned: ``last_messages`` is neither 0 nor False (docs/spec.md §5.3)."""
         return self.last_messages not in (0, False)
 
     @classmethod
@@ -217,6 +231,17 @@ class MemoryConfig(_Config):
             return cls.model_validate(dict(value))
         except PydanticValidationError as exc:
             raise config_error(exc, "memory options") from exc
+
+
+def check_resource_scope(
+    storage: MemoryStorage, config: SemanticRecallConfig | None, what: str = "SemanticRecall scope"
+) -> None:
+    """Resource scope needs a storage that isolates include windows by resource (docs/spec.md §5.2)."""
+    if config is not None and config.scope == "resource" and not storage_capabilities(storage).resource_scope:
+        raise ConfigError(
+            f"{what}='resource' needs a storage that isolates include windows by resource; "
+            f"{type(storage).__name__} declares resource_scope=False, so set scope='thread'"
+        )
 
 
 def config_error(exc: PydanticValidationError, what: str) -> ConfigError:

@@ -1,0 +1,69 @@
+"""``Memory`` and the ``SemanticRecall`` processor: message history plus semantic recall (docs/spec.md §5,
+§6).
+
+``from mastra_memory.memory import Memory`` is the entry point. The package, one module per job:
+
+* :mod:`.facade` -- ``Memory``, the facade; :mod:`.defaults` -- its storage and vector store by name,
+  by URL or by default; :mod:`.config` -- ``MemoryConfig`` and the merge rules (§5.1, §5.2);
+* :mod:`.recall` -- the one recall algorithm, used by ``Memory.recall`` and the processor (§5.3, §6.2);
+  :mod:`.search` -- the semantic search it runs; :mod:`.indexer` -- the single embedding write path and
+  vector cleanup (§5.4-§5.6); :mod:`.chunking` -- how text is cut into embedding chunks;
+* :mod:`.processor` -- ``SemanticRecall`` (§6); :mod:`.message_list` -- ``MessageList``;
+  :mod:`.formatting` -- the cross-thread system message (§6.3);
+* :mod:`.titles` -- thread titles (§5.9); :mod:`.working_memory` -- working memory (§5.8);
+  :mod:`.results` -- what ``Memory`` returns.
+"""
+
+from __future__ import annotations
+
+from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
+from .config import (
+    DEFAULT_WORKING_MEMORY_TEMPLATE,
+    FilterConfigError,
+    MemoryConfig,
+    MessageRange,
+    SemanticRecallConfig,
+    ThreadsConfig,
+    TitleConfig,
+    WorkingMemoryConfig,
+    merge_config,
+)
+from .defaults import DEFAULT_EMBEDDER, DEFAULT_URL
+from .facade import Memory
+from .formatting import format_cross_thread_messages
+from .indexer import MessageIndexer, default_index_name, vector_ids
+from .message_list import MessageList
+from .processor import MEMORY_CONTEXT_KEY, SemanticRecall, request_memory_config
+from .results import RecallHit, RecallResult, SaveResult, Usage
+from .working_memory import WORKING_MEMORY_TOOL, strip_working_memory
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_EMBEDDER",
+    "DEFAULT_URL",
+    "DEFAULT_WORKING_MEMORY_TEMPLATE",
+    "MEMORY_CONTEXT_KEY",
+    "WORKING_MEMORY_TOOL",
+    "FilterConfigError",
+    "Memory",
+    "MemoryConfig",
+    "MessageIndexer",
+    "MessageList",
+    "MessageRange",
+    "RecallHit",
+    "RecallResult",
+    "SaveResult",
+    "SemanticRecall",
+    "SemanticRecallConfig",
+    "ThreadsConfig",
+    "TitleConfig",
+    "Usage",
+    "WorkingMemoryConfig",
+    "chunk_text",
+    "default_index_name",
+    "format_cross_thread_messages",
+    "merge_config",
+    "request_memory_config",
+    "strip_working_memory",
+    "vector_ids",
+]

@@ -1,0 +1,491 @@
+"""``Memory``: message history plus semantic recall over any storage and vector store (docs/spec.md §5).
+
+The facade: it resolves its components (:mod:`.defaults`), validates configuration (:mod:`.config`) and
+delegates the rest — recall to :mod:`.recall` (the one algorithm the processor uses too), the embedding
+write path to :class:`.indexer.MessageIndexer`, titles to :mod:`.titles`, working memory to
+:mod:`.working_memory`. Storage is the source of truth and is always written first; every input is
+validated before any I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from ..embedders.base import Embedder, EmbedderSpec
+from ..errors import ConfigError, IndexingError, MastraMemoryError, ThreadNotFoundError, ValidationError
+from ..messages import MastraDBMessage, MessageInput
+from ..storage import IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
+from ..vector import MastraVector
+from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
+from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
+from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
+from .processor import ProcessorCache, SemanticRecall, request_memory_config
+from .recall import (
+    SemanticSearch,
+    check_thread_access,
+    optional_resource,
+    recall_messages,
+    require_id,
+    thread_recall_request,
+)
+from .results import RecallHit, RecallResult, SaveResult, usage
+from .titles import TitleGenerator
+from .working_memory import WorkingMemory, messages_to_store
+
+
+class Memory:
+    """Conversation memory for agents: recent history plus semantic recall (docs/spec.md §5).
+
+    Args:
+        storage: a ``MemoryStorage``, a plugin name or URL (``"sqlite:///memory.db"``); default: the embedded
+            SQLite file ``./memory.db``.
+        vector: a ``MastraVector``, a plugin name or URL; default: the SQLite vector store in the same file.
+        embedder: a model-router string (``"openai/text-embedding-3-small"``), an ``EmbedderSpec``, or any
+            ``Embedder``; default ``"local/wordllama"`` (offline).
+        options: ``MemoryConfig`` or a dict (camelCase accepted): ``last_messages``, ``semantic_recall``, ...
+        embedder_options: passed to the embedder (``dimensions``, ``base_url``, provider options).
+    """
+
+    def __init__(
+        self,
+        storage: MemoryStorage | str | None = None,
+        vector: MastraVector | str | None = None,
+        embedder: str | EmbedderSpec | Embedder | None = None,
+        options: MemoryConfig | Mapping[str, Any] | None = None,
+        embedder_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.options = MemoryConfig.from_any(options)
+        self.embedder_options = dict(embedder_options or {})
+        self._storage_arg = storage
+        self.storage: MemoryStorage = resolve_storage(storage)
+        self._vector_arg = vector
+        self._embedder_arg: str | EmbedderSpec | Embedder = embedder or DEFAULT_EMBEDDER
+        self._vector: MastraVector | None = vector if isinstance(vector, MastraVector) else None
+        self._embedder: Embedder | None = None
+        self._indexers: dict[tuple[str | None, Any, bool], MessageIndexer] = {}
+        self._initialised = False
+        self._init_lock = asyncio.Lock()
+        self._working_memory = WorkingMemory(self.storage)
+        self._titles = TitleGenerator(self.storage)
+        self._processor_cache = ProcessorCache()
+        self._validate_config(self.options)
+        self._titles.model(self.options)  # warns once now if titles are on without a model
+
+    # --- components -----------------------------------------------------------------------------
+
+    @property
+    def vector(self) -> MastraVector:
+        """The vector store (resolved on first use; docs/spec.md §5.1 and :mod:`.defaults` for the default).
+
+        Raises ConfigError when none was given and the storage has no vector store to go with it.
+        """
+        if self._vector is None:
+            arg = self._vector_arg
+            if arg is None:
+                self._vector = vector_default(self._storage_arg, self.storage).build()
+            elif isinstance(arg, str):
+                from ..plugins import create_vector
+
+                self._vector = create_vector(arg)
+            else:
+                raise ConfigError(
+                    f"vector must be a MastraVector, a plugin name or a URL, got {type(arg).__name__}"
+                )
+        return self._vector
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder (resolved on first use; nothing is loaded until the first embedding)."""
+        if self._embedder is None:
+            from ..embedders.router import resolve_embedder
+
+            self._embedder = resolve_embedder(self._embedder_arg, self.embedder_options)
+        return self._embedder
+
+    def _validate_config(self, cfg: MemoryConfig) -> None:
+        """docs/spec.md §5.2: recall needs a vector store and an embedder, and resource scope a storage
+        that isolates windows by resource."""
+        recall = cfg.recall
+        if recall is None:
+            return
+        try:
+            _ = self.vector
+            _ = self.embedder
+        except MastraMemoryError as exc:
+            raise ConfigError(f"Semantic recall requires a vector store and an embedder: {exc}") from exc
+        check_resource_scope(self.storage, recall, "semantic_recall.scope")
+
+    def config(self, thread_config: MemoryConfig | Mapping[str, Any] | None = None) -> MemoryConfig:
+        """The instance options with ``thread_config`` deep-merged over them, validated (docs/spec.md
+        §5.2)."""
+        cfg = merge_config(self.options, thread_config)
+        if thread_config is not None:
+            self._validate_config(cfg)
+        return cfg
+
+    def _cleanup_indexer(self) -> MessageIndexer | None:
+        """The cleanup-only indexer for deletes, or None when no memory vector can exist anywhere.
+
+        That is the case when no vector store was given or used yet and the default one would be a
+        fresh in-memory database or a file that does not exist (resolving it would only create a stray
+        ``memory.db``), or when there is no vector store at all.
+        """
+        if self._vector is None and self._vector_arg is None:
+            try:
+                default = vector_default(self._storage_arg, self.storage)
+            except ConfigError:
+                return None  # no vector store: no vector was ever written
+            if not default.may_hold_vectors():
+                return None
+        return self.indexer(embed=False)
+
+    def indexer(self, recall: SemanticRecallConfig | None = None, *, embed: bool = True) -> MessageIndexer:
+        """The write/search path for ``recall``'s index name and configuration.
+
+        ``embed=False`` gives a cleanup-only indexer that never resolves the embedder, so deletes work
+        even when the embedder is unavailable.
+        """
+        recall = recall or self.options.recall or SemanticRecallConfig()
+        key = (recall.index_name, recall.index_config, embed)
+        if key not in self._indexers:
+            self._indexers[key] = MessageIndexer(
+                self.storage,
+                self.vector,
+                self.embedder if embed else None,
+                index_name=recall.index_name,
+                index_config=recall.index_config,
+                embedder_options=self.embedder_options,
+            )
+        return self._indexers[key]
+
+    async def init(self) -> None:
+        """Create the storage schema (idempotent). Called automatically by every method."""
+        if self._initialised:
+            return
+        async with self._init_lock:
+            if not self._initialised:
+                await self.storage.init()
+                self._initialised = True
+
+    async def flush(self) -> None:
+        """Wait until background work (thread title generation) has finished."""
+        await self._titles.flush()
+
+    async def close(self) -> None:
+        """Wait for background title tasks and release storage and vector connections."""
+        await self.flush()
+        await self.storage.close()
+        if self._vector is not None:
+            await self._vector.close()
+
+    async def __aenter__(self) -> Memory:
+        await self.init()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- threads and resources ------------------------------------------------------------------
+
+    async def create_thread(
+        self,
+        resource_id: str,
+        thread_id: str | None = None,
+        title: str = "",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Thread:
+        """Create (or replace) a thread owned by ``resource_id``."""
+        require_id(resource_id, "resource_id")
+        if thread_id is not None:
+            require_id(thread_id, "thread_id")
+        await self.init()
+        return await self.storage.save_thread(
+            {
+                "id": thread_id or str(uuid.uuid4()),
+                "resource_id": resource_id,
+                "title": title,
+                "metadata": dict(metadata) if metadata is not None else None,
+            }
+        )
+
+    async def get_thread_by_id(self, thread_id: str, resource_id: str | None = None) -> Thread | None:
+        """The thread, or None if it is missing or owned by another resource."""
+        await self.init()
+        return await self.storage.get_thread_by_id(thread_id, optional_resource(resource_id))
+
+    async def list_threads(self, **kwargs: Any) -> ThreadPage:
+        """Threads by resource and/or metadata, paged (docs/spec.md §4.4)."""
+        await self.init()
+        return await self.storage.list_threads(**kwargs)
+
+    async def save_thread(self, thread: Thread | Mapping[str, Any]) -> Thread:
+        """Insert or replace a thread."""
+        await self.init()
+        return await self.storage.save_thread(thread)
+
+    async def update_thread(
+        self, id: str, title: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Thread:
+        """Change the title and/or shallow-merge metadata. Existing vectors keep the old metadata until
+        :meth:`reindex_thread`."""
+        await self.init()
+        return await self.storage.update_thread(id, title=title, metadata=metadata)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread, its messages, and their vectors in every memory index (awaited)."""
+        require_id(thread_id, "thread_id")
+        await self.init()
+        await self.storage.delete_thread(thread_id)
+        # Always clean: vectors may exist from a call that enabled recall through thread_config.
+        cleanup = self._cleanup_indexer()
+        if cleanup is not None:
+            await cleanup.delete_thread_vectors(thread_id)
+
+    async def get_resource_by_id(self, resource_id: str) -> Resource | None:
+        """The resource (working memory and metadata), or None if it has none yet."""
+        await self.init()
+        return await self.storage.get_resource_by_id(resource_id)
+
+    async def update_resource(
+        self, resource_id: str, working_memory: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Resource:
+        """Set a resource's working memory and/or shallow-merge its metadata (created when missing)."""
+        await self.init()
+        return await self.storage.update_resource(
+            resource_id, working_memory=working_memory, metadata=metadata
+        )
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    async def save_messages(
+        self,
+        messages: Sequence[MessageInput],
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> SaveResult:
+        """Store messages atomically, then embed them when semantic recall is on (docs/spec.md §5.4).
+
+        System and signal messages are not persisted. If embedding fails after the messages are stored,
+        IndexingError is raised; :meth:`reindex_thread` retries.
+        """
+        cfg = self.config(thread_config)
+        kept = messages_to_store(messages)
+        if not kept:
+            return SaveResult(messages=[])
+        await self.init()
+        stored = await self.storage.save_messages(kept)
+        tokens = None
+        recall = cfg.recall
+        if recall is not None:
+            try:
+                tokens = await self.indexer(recall).index_messages(stored)
+            except MastraMemoryError as exc:
+                raise IndexingError(
+                    f"{len(stored)} messages were stored but indexing their vectors failed: {exc}; "
+                    "run reindex_thread() for the affected threads to retry",
+                    details={"message_ids": [m.id for m in stored]},
+                ) from exc
+        self._titles.schedule(cfg, stored)
+        return SaveResult(messages=stored, usage=usage(tokens))
+
+    async def update_messages(self, updates: Sequence[Mapping[str, Any]]) -> list[MastraDBMessage]:
+        """Apply partial updates (docs/spec.md §5.6). A message whose content, role, thread or timestamp
+        changed
+        loses its old vectors in every memory index and, when semantic recall is on and it still has text,
+        is re-embedded (a move re-indexes it under the new thread and resource)."""
+        await self.init()
+        updated = await self.storage.update_messages(updates)
+        touched = reindexed_message_ids(updates)
+        changed = [m for m in updated if m.id in touched]
+        if not changed:
+            return updated
+        recall = self.options.recall
+        if recall is None:
+            # No embedder to re-index with: still drop the stale vectors (no orphans, no stale text).
+            cleanup = self._cleanup_indexer()
+            if cleanup is not None:
+                await cleanup.delete_message_vectors([m.id for m in changed])
+            return updated
+        try:
+            await self.indexer(recall).index_messages(changed)
+        except MastraMemoryError as exc:
+            raise IndexingError(
+                f"messages were updated but re-indexing failed: {exc}; run reindex_thread() to retry",
+                details={"message_ids": [m.id for m in changed]},
+            ) from exc
+        # A message that became a system/signal message is not re-indexed; its old vectors go.
+        unembedded = [m.id for m in changed if m.role not in EMBEDDED_ROLES]
+        if unembedded:
+            await self.indexer(recall, embed=False).delete_message_vectors(unembedded)
+        return updated
+
+    async def delete_messages(
+        self, message_ids: str | Mapping[str, Any] | Sequence[str | Mapping[str, Any]]
+    ) -> None:
+        """Delete messages and every vector of theirs in every memory index (awaited, no orphans).
+
+        Accepts ids or ``{"id": ...}`` dicts, as a list or a single one (Mastra's ``MessageDeleteInput``).
+        """
+        items: Sequence[str | Mapping[str, Any]] = (
+            [message_ids] if isinstance(message_ids, str | Mapping) else message_ids
+        )
+        ids: list[str] = []
+        for item in items:
+            raw = item.get("id") if isinstance(item, Mapping) else item
+            ids.append(require_id(raw, "message id"))
+        if not ids:
+            return
+        await self.init()
+        await self.storage.delete_messages(ids)
+        cleanup = self._cleanup_indexer()
+        if cleanup is not None:
+            await cleanup.delete_message_vectors(ids)
+
+    async def reindex_thread(
+        self, thread_id: str, thread_config: MemoryConfig | Mapping[str, Any] | None = None
+    ) -> int:
+        """Re-embed a thread's messages with the thread's current metadata; returns the message count."""
+        require_id(thread_id, "thread_id")
+        cfg = self.config(thread_config)
+        recall = cfg.recall or SemanticRecallConfig()
+        await self.init()
+        thread = await self.storage.get_thread_by_id(thread_id)
+        if thread is None:
+            raise ThreadNotFoundError(f"thread {thread_id!r} does not exist")
+        page = await self.storage.list_messages(thread_id, per_page=False)
+        indexer = self.indexer(recall)
+        for start in range(0, len(page.messages), 256):
+            await indexer.index_messages(page.messages[start : start + 256], {thread.id: thread})
+        return len(page.messages)
+
+    async def reindex(
+        self, resource_id: str | None = None, thread_config: MemoryConfig | Mapping[str, Any] | None = None
+    ) -> int:
+        """Rebuild the vectors of every thread (of one resource, when given) from storage.
+
+        The recovery path after switching embedders or after a failed vector write: storage is the source
+        of truth, so nothing stored is lost. Returns the number of messages indexed.
+        """
+        resource_id = optional_resource(resource_id)
+        self.config(thread_config)  # invalid options fail before any I/O
+        await self.init()
+        flt = {"resource_id": resource_id} if resource_id is not None else None
+        threads = await self.storage.list_threads(filter=flt, per_page=False)
+        total = 0
+        for thread in threads.threads:
+            total += await self.reindex_thread(thread.id, thread_config)
+        return total
+
+    # --- recall ---------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        thread_id: str,
+        resource_id: str | None = None,
+        vector_search_string: str | None = None,
+        per_page: int | Literal[False] | None = None,
+        page: int = 0,
+        include: Sequence[IncludeItem | Mapping[str, Any]] | None = None,
+        filter: Mapping[str, Any] | None = None,
+        order_by: Mapping[str, Any] | None = None,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+        include_total: bool = True,
+    ) -> RecallResult:
+        """History plus semantically recalled context for a thread (the exact algorithm of docs/spec.md
+        §5.3)."""
+        cfg = self.config(thread_config)
+        request = thread_recall_request(
+            cfg,
+            thread_id,
+            resource_id,
+            vector_search_string,
+            per_page,
+            page,
+            include,
+            filter,
+            order_by,
+            include_total,
+        )
+        if request is None:  # docs/spec.md §5.3 step 3: nothing to fetch, storage untouched
+            return RecallResult(messages=[], total=0, page=page, per_page=0, has_more=False)
+        await self.init()
+        await check_thread_access(self.storage, request)
+        recall = cfg.recall
+        semantic = SemanticSearch(recall, self.indexer(recall)) if recall is not None else None
+        found = await recall_messages(self.storage, request, semantic)
+        assert found.page is not None  # Memory always fetches
+        return RecallResult(
+            messages=found.messages,
+            total=found.page.total,
+            page=found.page.page,
+            per_page=found.page.per_page,
+            has_more=found.page.has_more,
+            usage=usage(found.usage_tokens),
+            hits=[
+                RecallHit(message_id=h.message_id, thread_id=h.thread_id, score=h.score) for h in found.hits
+            ],
+            index_name=found.index_name,
+        )
+
+    # --- working memory -------------------------------------------------------------------------
+
+    async def get_working_memory(self, thread_id: str, resource_id: str | None = None) -> str | None:
+        """The working-memory text of the resource (or thread, in thread scope); None when unset
+        (docs/spec.md §5.8)."""
+        target = WorkingMemory.target(self.options.working_memory, thread_id, resource_id)
+        await self.init()
+        return await self._working_memory.get(target)
+
+    async def update_working_memory(self, thread_id: str, resource_id: str | None, text: str) -> None:
+        """Replace the working-memory text (serialised per resource or thread; docs/spec.md §5.8)."""
+        if not isinstance(text, str):
+            raise ValidationError("working memory must be a string")
+        target = WorkingMemory.target(self.options.working_memory, thread_id, resource_id)
+        await self.init()
+        await self._working_memory.update(target, text)
+
+    # --- processors -----------------------------------------------------------------------------
+
+    def get_input_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
+        """A ``SemanticRecall`` processor for this request's memory configuration (unless one exists).
+
+        ``request_context`` is Mastra's request context, ``{"MastraMemory": {"thread": ..., "resource_id":
+        ..., "memory_config": ...}}``: its ``memory_config`` is merged over these options like a
+        ``thread_config`` (docs/spec.md §5.2), so ``{"semanticRecall": False}`` gives no processor and a
+        request's ``topK`` or ``messageRange`` replace the instance's. An invalid one raises ``ConfigError``.
+        """
+        return self._processors(existing, request_context)
+
+    def get_output_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
+        """The same processor, for the output side (it indexes new messages); ``request_context`` as for
+        :meth:`get_input_processors`."""
+        return self._processors(existing, request_context)
+
+    def _processors(self, existing: Sequence[Any], request_context: Any) -> list[Any]:
+        cfg = self.config(request_memory_config(request_context))
+        recall = cfg.recall
+        if recall is None or any(getattr(p, "id", None) == "semantic-recall" for p in existing):
+            return []
+
+        # One instance per effective configuration, for both sides, so input and output share its index
+        # cache. The processor also honours the request's memory_config when it runs (merging it again
+        # over options that already contain it changes nothing).
+        def build() -> SemanticRecall:
+            return SemanticRecall(
+                storage=self.storage,
+                vector=self.vector,
+                embedder=self.embedder,
+                top_k=recall.top_k,
+                message_range=recall.message_range,
+                scope=recall.scope,
+                threshold=recall.threshold,
+                index_name=recall.index_name,
+                index_config=recall.index_config,
+                filter=recall.filter,
+                embedder_options=self.embedder_options,
+                read_only=cfg.read_only,
+            )
+
+        return [self._processor_cache.get(repr((recall, cfg.read_only)), build)]
