@@ -210,11 +210,11 @@ async def test_writes_merge_bump_and_stay_atomic(storage: MemoryStorage) -> None
     await seed(storage)
     before = await storage.get_thread_by_id("A1")
     [updated] = await storage.update_messages(
-        [{"id": "a1", "content": {"metadata": {"more": 1}}, "thread_id": "B1"}]
+        [{"id": "a1", "content": {"metadata": {"more": 1}}, "thread_id": "A2"}]
     )
     assert (updated.thread_id, updated.resource_id, updated.content.metadata) == (
-        "B1",
-        "B",
+        "A2",
+        "A",
         {"tag": "x", "more": 1},
     )
     after = await storage.get_thread_by_id("A1")

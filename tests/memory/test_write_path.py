@@ -13,6 +13,7 @@ from mastra_memory.errors import (
     IndexDimensionMismatchError,
     IndexingError,
     ThreadNotFoundError,
+    ThreadOwnershipError,
     ValidationError,
     VectorCleanupError,
 )
@@ -240,11 +241,12 @@ async def test_duplicate_id_moves_threads_and_reindexes(memory: Memory) -> None:
     assert (await memory.recall("t", vector_search_string="hello")).hits == []
 
 
-async def test_moving_to_another_resource_reindexes_under_it(memory: Memory) -> None:
+async def test_moving_to_another_resource_is_refused_and_keeps_the_vectors(memory: Memory) -> None:
     await memory.save_messages([msg("m", "t", "hello", ts(1))])
-    await memory.save_messages([msg("m", "other", "hello", ts(1))])
+    with pytest.raises(ThreadOwnershipError):  # docs/spec.md §4.5, ownership
+        await memory.save_messages([msg("m", "other", "hello", ts(1))])
     [rec] = await records(memory.vector, INDEX)
-    assert (rec.metadata["thread_id"], rec.metadata["resource_id"]) == ("other", "s")
+    assert (rec.metadata["thread_id"], rec.metadata["resource_id"]) == ("t", "r")
 
 
 # ----------------------------------------------------------------------------- update cascade
@@ -262,9 +264,9 @@ async def test_update_content_reembeds(memory: Memory) -> None:
 
 async def test_update_move_reindexes_under_the_new_thread(memory: Memory) -> None:
     await memory.save_messages([msg("m", "t", "hello", ts(1))])
-    await memory.update_messages([{"id": "m", "threadId": "other"}])
+    await memory.update_messages([{"id": "m", "threadId": "u"}])
     [rec] = await records(memory.vector, INDEX)
-    assert (rec.metadata["thread_id"], rec.metadata["resource_id"]) == ("other", "s")
+    assert (rec.metadata["thread_id"], rec.metadata["resource_id"]) == ("u", "r")
 
 
 async def test_update_created_at_refreshes_the_metadata(memory: Memory) -> None:

@@ -17,6 +17,7 @@ from mastra_memory.errors import (
     FilterValidationError,
     StorageError,
     ThreadNotFoundError,
+    ThreadOwnershipError,
     ValidationError,
 )
 from mastra_memory.messages import MastraDBMessage, ToolInvocationPart, UnknownPart
@@ -489,14 +490,14 @@ async def test_saving_an_existing_id_in_another_thread_moves_it(storage: SQLiteS
     assert await updated_at(storage, "t2") > t2_before
 
 
-async def test_moving_to_a_thread_of_another_resource_updates_the_resource(storage: SQLiteStorage) -> None:
+async def test_moving_to_a_thread_of_another_resource_is_refused(storage: SQLiteStorage) -> None:
     await storage.save_thread({"id": "t1", "resource_id": "r1"})
     await storage.save_thread({"id": "t2", "resource_id": "r2"})
     await storage.save_messages([msg("m", "t1")])
-    saved = await storage.save_messages([msg("m", "t2")])
-    assert saved[0].resource_id == "r2"
-    assert ids(await storage.list_messages_by_resource_id("r1")) == []
-    assert ids(await storage.list_messages_by_resource_id("r2")) == ["m"]
+    with pytest.raises(ThreadOwnershipError):  # docs/spec.md §4.5, ownership
+        await storage.save_messages([msg("m", "t2")])
+    assert ids(await storage.list_messages_by_resource_id("r1")) == ["m"]
+    assert ids(await storage.list_messages_by_resource_id("r2")) == []
 
 
 async def test_duplicate_ids_in_one_batch_keep_the_last(storage: SQLiteStorage) -> None:
@@ -632,13 +633,13 @@ async def test_update_changes_only_given_fields(storage: SQLiteStorage) -> None:
 
 async def test_update_moves_between_threads_and_bumps_both(storage: SQLiteStorage) -> None:
     await storage.save_thread({"id": "t1", "resource_id": "r1"})
-    await storage.save_thread({"id": "t2", "resource_id": "r2"})
+    await storage.save_thread({"id": "t2", "resource_id": "r1"})
     await storage.save_messages([msg("m", "t1")])
     t1, t2 = await updated_at(storage, "t1"), await updated_at(storage, "t2")
     [moved] = await storage.update_messages([{"id": "m", "threadId": "t2"}])
-    assert (moved.thread_id, moved.resource_id) == ("t2", "r2")
+    assert (moved.thread_id, moved.resource_id) == ("t2", "r1")
     assert ids(await storage.list_messages("t1")) == []
-    assert ids(await storage.list_messages("t2", resource_id="r2")) == ["m"]
+    assert ids(await storage.list_messages("t2", resource_id="r1")) == ["m"]
     assert await updated_at(storage, "t1") > t1
     assert await updated_at(storage, "t2") > t2
 
@@ -815,10 +816,10 @@ async def test_clone_thread_copies_messages_under_new_ids(scenario: SQLiteStorag
 
 
 async def test_clone_thread_options(scenario: SQLiteStorage) -> None:
-    newest = await scenario.clone_thread("A1", message_limit=2, resource_id="Z", title="mine")
+    newest = await scenario.clone_thread("A1", message_limit=2, resource_id="A", title="mine")
     assert list(newest.message_id_map) == ["a2", "a3"]
-    assert (newest.thread.resource_id, newest.thread.title) == ("Z", "mine")
-    assert all(m.resource_id == "Z" for m in newest.messages)
+    assert (newest.thread.resource_id, newest.thread.title) == ("A", "mine")
+    assert all(m.resource_id == "A" for m in newest.messages)
     ranged = await scenario.clone_thread("A1", message_filter={"startDate": at(2), "endDate": at(2)})
     assert list(ranged.message_id_map) == ["a2"]
     picked = await scenario.clone_thread(

@@ -89,7 +89,11 @@ class MemoryStorage(MessageWrites, StoragePages):
         return thread
 
     async def save_thread(self, thread: ThreadInput) -> Thread:
-        """Insert or replace a thread by id; returns it as stored."""
+        """Insert or replace a thread by id; returns it as stored.
+
+        The thread names its resource: replacing a thread of another resource is a ThreadOwnershipError
+        (docs/spec.md §4.5, ownership).
+        """
         operation = "SAVE_THREAD"
         parsed = parse_model(
             Thread, thread, store=self.store_name, operation=operation, status="INVALID_ARGS", what="thread"
@@ -98,7 +102,19 @@ class MemoryStorage(MessageWrites, StoragePages):
             operation, (parsed.id, "thread id"), (parsed.resource_id, "resource_id"), (parsed.title, "title")
         )
         json_text_or_none(parsed.metadata, f"metadata of thread {parsed.id}")
-        await self._transaction(operation, lambda tx: self._write_thread(tx, parsed), write=True)
+
+        async def work(tx: Any) -> None:
+            current = await self._load_thread(tx, parsed.id, lock=True)
+            if current is not None and current.resource_id != parsed.resource_id:
+                raise self._not_owned(
+                    operation,
+                    f"thread {parsed.id} already exists and belongs to another resource than "
+                    f"{parsed.resource_id!r}; pass another thread id",
+                    thread_id=parsed.id,
+                )
+            await self._write_thread(tx, parsed)
+
+        await self._transaction(operation, work, write=True)
         return parsed
 
     async def update_thread(
@@ -222,6 +238,9 @@ class MemoryStorage(MessageWrites, StoragePages):
         source's plus ``source_thread_id``, ``cloned_at`` (canonical timestamp) and ``last_message_id``
         (the source id of the newest copied message, or ``None``). The title defaults to
         ``"Clone of <source title>"``. Messages keep their ``created_at``.
+
+        The clone belongs to the source's resource. ``resource_id`` names the caller's resource: a source
+        of another resource is a ThreadOwnershipError (docs/spec.md §4.5, ownership).
         """
         operation = "CLONE_THREAD"
         args = validate_clone_args(
@@ -252,6 +271,13 @@ class MemoryStorage(MessageWrites, StoragePages):
         source = existing.get(source_id)
         if source is None:
             raise self._no_thread(operation, f"thread {source_id} does not exist; nothing to clone")
+        if args.resource_id is not None and source.resource_id != args.resource_id:
+            raise self._not_owned(
+                operation,
+                f"thread {source_id} belongs to another resource than {args.resource_id!r}; clone only "
+                "threads of the resource you name",
+                thread_id=source_id,
+            )
         if new_id in existing:
             raise self._invalid(
                 operation,
@@ -260,7 +286,7 @@ class MemoryStorage(MessageWrites, StoragePages):
             )
         originals = await self._clone_selection(tx, source_id, args)
         now = utc_now()
-        owner = args.resource_id or source.resource_id
+        owner = source.resource_id
         thread = Thread(
             id=new_id,
             resource_id=owner,

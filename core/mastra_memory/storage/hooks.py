@@ -171,10 +171,6 @@ class StorageHooks(ABC):
         anchor`` descending, after is ``> anchor`` ascending (docs/spec.md §4.3 step 5).
         """
 
-    @abstractmethod
-    async def _message_threads(self, tx: Any, message_ids: Sequence[str]) -> set[str]:
-        """The threads that hold any of ``message_ids`` now (a save that moves a message bumps them)."""
-
     # --- messages: writes -----------------------------------------------------------------------
 
     @abstractmethod

@@ -2,7 +2,9 @@
 
 Saving checks every message before any I/O, then fills ``resource_id`` from the thread and refuses a
 different one; updating merges ``content`` one level and ``content.metadata`` one level deeper; every
-write bumps ``updated_at`` of each thread it touches to ``max(now, previous + 1 ms)``.
+write bumps ``updated_at`` of each thread it touches to ``max(now, previous + 1 ms)``. No write touches a
+thread or message of another resource than the one it names (ThreadOwnershipError, "ownership" in §4.5):
+every check runs inside the unit of work before its first write, so a refused batch writes nothing.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from ..errors import ValidationError
+from ..errors import ThreadOwnershipError, ValidationError
 from ..messages import MastraDBMessage, MessageContentV2, MessageInput, normalize_messages
 from ..timestamps import next_after, utc_now
-from .arguments import parse_model, validate_list, validate_message_ids
+from .arguments import parse_model, validate_list, validate_message_ids, validate_resource_id
 from .hooks import StorageHooks
 from .records import MessageUpdate, MessageUpdateInput, Thread
 
@@ -27,6 +29,29 @@ _CONTENT_ALIASES = {to_camel(name): name for name in MessageContentV2.model_fiel
 
 class MessageWrites(StorageHooks):
     """``save_messages``, ``update_messages`` and ``delete_messages``."""
+
+    def _not_owned(self, operation: str, message: str, **details: Any) -> ThreadOwnershipError:
+        """The write would touch another resource's thread or message (docs/spec.md §4.5, ownership).
+
+        ``message`` never names the owning resource, only what the caller named.
+        """
+        return ThreadOwnershipError(
+            message, id=self._error_id(operation, "RESOURCE_MISMATCH"), domain="STORAGE", details=details
+        )
+
+    async def _owners(
+        self, tx: Any, messages: Iterable[MastraDBMessage], loaded: Mapping[str, Thread]
+    ) -> dict[str, str | None]:
+        """The resource owning each stored message: its ``resource_id``, else its thread's (a row written
+        without one); ``None`` when neither is known. ``loaded`` holds threads this unit already read."""
+        stored = list(messages)
+        unknown = sorted({m.thread_id for m in stored if m.resource_id is None} - loaded.keys())
+        threads = {**loaded, **(await self._load_threads(tx, unknown) if unknown else {})}
+        owners: dict[str, str | None] = {}
+        for message in stored:
+            thread = threads.get(message.thread_id)
+            owners[message.id] = message.resource_id or (thread.resource_id if thread else None)
+        return owners
 
     async def _bump(
         self, tx: Any, thread_ids: Iterable[str], loaded: Mapping[str, Thread] | None = None
@@ -51,8 +76,9 @@ class MessageWrites(StorageHooks):
 
         Input may be v2, legacy v1 or camelCase (see :func:`normalize_messages`). Each message needs an
         existing thread (ThreadNotFoundError); a missing ``resource_id`` is taken from the thread and a
-        different one is a ValidationError. An existing id is replaced, moving it if its thread changed.
-        If anything is invalid, nothing is saved.
+        different one is a ThreadOwnershipError. An existing id is replaced, moving it if its thread
+        changed; an existing id of another resource is a ThreadOwnershipError. If anything is invalid or
+        refused, nothing is saved.
         """
         operation = "SAVE_MESSAGES"
         validate_list(messages, "messages", store=self.store_name, operation=operation)
@@ -94,29 +120,46 @@ class MessageWrites(StorageHooks):
                 if message.resource_id is None:
                     message = message.model_copy(update={"resource_id": thread.resource_id})
                 elif message.resource_id != thread.resource_id:
-                    raise self._invalid(
+                    raise self._not_owned(
                         operation,
-                        "RESOURCE_MISMATCH",
                         f"message {message.id} has resource_id {message.resource_id!r} but thread "
-                        f"{message.thread_id} belongs to another resource; "
-                        "omit resource_id or use the thread's",
+                        f"{message.thread_id} belongs to another resource; save it to a thread of "
+                        f"{message.resource_id!r}, or omit resource_id to take the thread's",
+                        thread_id=message.thread_id,
+                        message_id=message.id,
                     )
                 stored.append(message)
-            previous = await self._message_threads(tx, list(dict.fromkeys(m.id for m in stored)))
+            # docs/spec.md §4.5 ownership: an existing id is replaced only by a save of its own resource.
+            existing = await self._find_by_id(tx, list(dict.fromkeys(m.id for m in stored)))
+            owners = await self._owners(tx, existing, threads)
+            for message in stored:
+                owner = owners.get(message.id)
+                if owner is not None and owner != message.resource_id:
+                    raise self._not_owned(
+                        operation,
+                        f"message {message.id} already exists and belongs to another resource; "
+                        "save it under a new id",
+                        message_id=message.id,
+                    )
             await self._write_messages(tx, list(zip(stored, contents, strict=True)))
-            await self._bump(tx, {m.thread_id for m in stored} | previous, threads)
+            await self._bump(tx, {m.thread_id for m in stored} | {m.thread_id for m in existing}, threads)
             return list({m.id: m for m in stored}.values())
 
         return await self._transaction(operation, work, write=True)
 
-    async def update_messages(self, updates: Sequence[MessageUpdateInput]) -> list[MastraDBMessage]:
+    async def update_messages(
+        self, updates: Sequence[MessageUpdateInput], *, resource_id: str | None = None
+    ) -> list[MastraDBMessage]:
         """Apply partial updates in one transaction and return the updated messages (docs/spec.md §4.5).
 
         Only given fields change. ``content`` is merged one level (given keys replace stored ones) and
-        ``content.metadata`` one level deeper. A new ``thread_id`` moves the message and takes the new
-        thread's ``resource_id``. Unknown ids are ignored.
+        ``content.metadata`` one level deeper. A new ``thread_id`` moves the message to another thread of
+        its resource; a thread of another resource is a ThreadOwnershipError. With ``resource_id``, every
+        existing message updated must belong to that resource (else ThreadOwnershipError). Unknown ids
+        are ignored. If anything is invalid or refused, nothing is written.
         """
         operation = "UPDATE_MESSAGES"
+        resource = validate_resource_id(resource_id, store=self.store_name, operation=operation)
         validate_list(updates, "updates", store=self.store_name, operation=operation)
         parsed = [
             parse_model(
@@ -137,23 +180,36 @@ class MessageWrites(StorageHooks):
             )
 
         async def work(tx: Any) -> list[MastraDBMessage]:
+            ids = self._existing(dict.fromkeys(u.id for u in parsed))
+            stored = {m.id: m for m in await self._find_by_id(tx, ids, lock=True)}
+            owners = await self._owners(tx, stored.values(), {})
+            if resource is not None:
+                for update in parsed:
+                    if update.id in stored and owners[update.id] != resource:
+                        raise self._not_owned(
+                            operation,
+                            f"message {update.id} belongs to another resource than {resource!r}; "
+                            "update only messages of the resource you name",
+                            message_id=update.id,
+                        )
+            # Every update is applied and checked before the first write, so a refused one writes nothing.
             updated: dict[str, MastraDBMessage] = {}
             bumped: set[str] = set()
             for update in parsed:
-                found = await self._find_by_id(tx, self._existing([update.id]), lock=True)
-                if not found:
+                current = updated.get(update.id) or stored.get(update.id)
+                if current is None:
                     continue
-                message = await self._apply_update(tx, found[0], update, operation)
-                await self._write_messages(tx, [(message, self._encode_content(message))])
-                bumped |= {found[0].thread_id, message.thread_id}
+                message = await self._apply_update(tx, current, update, operation, owners[update.id])
+                bumped |= {current.thread_id, message.thread_id}
                 updated[message.id] = message
+            await self._write_messages(tx, [(m, self._encode_content(m)) for m in updated.values()])
             await self._bump(tx, bumped)
             return list(updated.values())
 
         return await self._transaction(operation, work, write=True)
 
     async def _apply_update(
-        self, tx: Any, current: MastraDBMessage, update: MessageUpdate, operation: str
+        self, tx: Any, current: MastraDBMessage, update: MessageUpdate, operation: str, owner: str | None
     ) -> MastraDBMessage:
         changes: dict[str, Any] = {}
         if update.content is not None:
@@ -170,6 +226,14 @@ class MessageWrites(StorageHooks):
                 raise self._no_thread(
                     operation,
                     f"thread {update.thread_id} does not exist; cannot move message {update.id} to it",
+                )
+            if owner is not None and thread.resource_id != owner:
+                raise self._not_owned(
+                    operation,
+                    f"thread {thread.id} belongs to another resource than message {update.id}; a message "
+                    "moves only between threads of its own resource",
+                    thread_id=thread.id,
+                    message_id=update.id,
                 )
             changes["thread_id"] = thread.id
             changes["resource_id"] = thread.resource_id

@@ -319,12 +319,6 @@ class PgStorage(MemoryStorage):
         )
         return [codec.message_from_row(row) for row in rows]
 
-    async def _message_threads(self, conn: Connection, message_ids: Sequence[str]) -> set[str]:
-        rows = await self._rows(
-            conn, f"SELECT thread_id FROM {self._messages} WHERE id = ANY(%s::text[])", (list(message_ids),)
-        )
-        return {row[0] for row in rows}
-
     # -- messages: writes
 
     async def _write_messages(

@@ -29,7 +29,14 @@ from typing import Any
 import pytest
 
 from mastra_memory.capabilities import AdapterCapabilities, StorageCapabilities
-from mastra_memory.errors import CapabilityError, FilterValidationError, ThreadNotFoundError, ValidationError
+from mastra_memory.errors import (
+    CapabilityError,
+    FilterValidationError,
+    ThreadNotFoundError,
+    ThreadOwnershipError,
+    ValidationError,
+    error_id,
+)
 from mastra_memory.storage import MastraDBMessage, MemoryStorage, MessagePage, storage_capabilities
 
 from ..report import Outcome
@@ -89,6 +96,31 @@ def _declared(storage: MemoryStorage, capabilities: AdapterCapabilities) -> Stor
 async def _threads(storage: MemoryStorage, prefix: str, *rows: tuple[str, str]) -> None:
     for thread_id, resource_id in rows:
         await storage.save_thread({"id": prefix + thread_id, "resource_id": prefix + resource_id})
+
+
+def _as(resource_id: str, message_dict: dict[str, Any]) -> dict[str, Any]:
+    """``message_dict`` naming ``resource_id`` as its resource."""
+    return {**message_dict, "resource_id": resource_id}
+
+
+async def _alice_and_bob(storage: MemoryStorage) -> str:
+    """Resource alice (threads ta, ta2; messages a1, a2 in ta) and bob (thread tb; b1); returns the prefix."""
+    p = _prefix()
+    await _threads(storage, p, ("ta", "alice"), ("ta2", "alice"), ("tb", "bob"))
+    await storage.save_messages(
+        [
+            message(p + "a1", p + "ta", "alice's secret", seconds=1),
+            message(p + "a2", p + "ta", "alice's plan", seconds=2),
+            message(p + "b1", p + "tb", "bob's hello", seconds=3),
+        ]
+    )
+    return p
+
+
+def _assert_refused(error: ThreadOwnershipError, storage: MemoryStorage, operation: str, prefix: str) -> None:
+    """A refused write of bob's names its store and operation, and never names alice, the owner."""
+    assert error.id == error_id("STORAGE", storage.store_name, operation, "RESOURCE_MISMATCH"), error.id
+    assert prefix + "alice" not in str(error), f"the error names the owning resource: {error}"
 
 
 @pytest.mark.asyncio
@@ -779,6 +811,114 @@ class MemoryStorageSuite:
         assert await storage.list_messages_by_id([]) == []
         with pytest.raises(ValidationError):
             await storage.list_messages_by_id([""])
+
+    # --- write ownership (§4.5) -----------------------------------------------------------------
+
+    @pytest.mark.conformance(domain="storage", item="write ownership")
+    async def test_save_messages_never_takes_another_resources_message(self, storage: MemoryStorage) -> None:
+        """§4.5: a saved message belongs to a resource (its resource_id, else its thread's); an existing id
+        of another resource, or a thread of another resource, is refused and nothing of the batch is saved."""
+        p = await _alice_and_bob(storage)
+        before = await _snapshot(storage, [p + "ta", p + "tb"])
+        own = message(p + "b2", p + "tb", "bob's own", seconds=5)
+        attacks: list[tuple[str, dict[str, Any]]] = [
+            ("her id into his thread, naming him", _as(p + "bob", message(p + "a1", p + "tb", "stolen"))),
+            ("her id into his thread, naming no one", message(p + "a1", p + "tb", "stolen")),
+            ("her id in her thread, naming him", _as(p + "bob", message(p + "a1", p + "ta", "stolen"))),
+            ("a new id into her thread, naming him", _as(p + "bob", message(p + "b3", p + "ta", "spam"))),
+        ]
+        for label, attack in attacks:
+            with pytest.raises(ThreadOwnershipError) as info:
+                await storage.save_messages([own, attack])
+            _assert_refused(info.value, storage, "SAVE_MESSAGES", p)
+            assert await _snapshot(storage, [p + "ta", p + "tb"]) == before, (
+                f"a refused save ({label}) changed stored state: nothing of the batch may be written"
+            )
+        # Her own re-save and a move between her own threads still work (Mastra's upsert, §4.5).
+        [resaved] = await storage.save_messages([message(p + "a1", p + "ta2", "moved by alice", seconds=1)])
+        assert (resaved.thread_id, resaved.resource_id) == (p + "ta2", p + "alice")
+
+    @pytest.mark.conformance(domain="storage", item="write ownership")
+    async def test_update_messages_never_moves_a_message_to_another_resource(
+        self, storage: MemoryStorage
+    ) -> None:
+        """§4.5: a move into a thread of another resource is refused whether or not a resource is named;
+        with ``resource_id``, every message updated must belong to it. Nothing of the batch is written."""
+        p = await _alice_and_bob(storage)
+        before = await _snapshot(storage, [p + "ta", p + "ta2", p + "tb"])
+        own = {"id": p + "b1", "content": {"content": "bob edits his own"}}
+        attacks: list[tuple[str, list[dict[str, Any]], str | None]] = [
+            ("her message into his thread", [own, {"id": p + "a1", "threadId": p + "tb"}], None),
+            (
+                "her message into his thread, naming him",
+                [own, {"id": p + "a1", "thread_id": p + "tb"}],
+                p + "bob",
+            ),
+            ("his message into her thread", [own, {"id": p + "b1", "thread_id": p + "ta"}], None),
+            ("her content, naming him", [own, {"id": p + "a1", "content": {"content": "stolen"}}], p + "bob"),
+            (
+                "her message within her threads, naming him",
+                [{"id": p + "a1", "thread_id": p + "ta2"}],
+                p + "bob",
+            ),
+        ]
+        for label, batch, resource in attacks:
+            with pytest.raises(ThreadOwnershipError) as info:
+                await storage.update_messages(batch, resource_id=resource)
+            _assert_refused(info.value, storage, "UPDATE_MESSAGES", p)
+            assert await _snapshot(storage, [p + "ta", p + "ta2", p + "tb"]) == before, (
+                f"a refused update ({label}) changed stored state: nothing of the batch may be written"
+            )
+        with pytest.raises(ValidationError):
+            await storage.update_messages([own], resource_id="")
+        # Named and owned, or unnamed and within one resource: allowed (unknown ids are still ignored).
+        [edited] = await storage.update_messages(
+            [own, {"id": p + "ghost", "role": "user"}], resource_id=p + "bob"
+        )
+        assert (edited.id, edited.content.content) == (p + "b1", "bob edits his own")
+        [moved] = await storage.update_messages(
+            [{"id": p + "a1", "thread_id": p + "ta2"}], resource_id=p + "alice"
+        )
+        assert (moved.thread_id, moved.resource_id) == (p + "ta2", p + "alice")
+        [unnamed] = await storage.update_messages([{"id": p + "a1", "content": {"content": "edited"}}])
+        assert unnamed.content.content == "edited", (
+            "an update that names no resource and moves nothing is allowed"
+        )
+
+    @pytest.mark.conformance(domain="storage", item="write ownership")
+    async def test_save_thread_never_takes_another_resources_thread(self, storage: MemoryStorage) -> None:
+        """§4.5: ``save_thread`` over an existing id of another resource is refused; its owner replaces it."""
+        p = await _alice_and_bob(storage)
+        before = await _snapshot(storage, [p + "ta"])
+        with pytest.raises(ThreadOwnershipError) as info:
+            await storage.save_thread({"id": p + "ta", "resource_id": p + "bob", "title": "mine now"})
+        _assert_refused(info.value, storage, "SAVE_THREAD", p)
+        assert await _snapshot(storage, [p + "ta"]) == before, "a refused save_thread changed the thread"
+        assert await storage.get_thread_by_id(p + "ta", resource_id=p + "bob") is None
+        replaced = await storage.save_thread({"id": p + "ta", "resource_id": p + "alice", "title": "renamed"})
+        assert await storage.get_thread_by_id(p + "ta", resource_id=p + "alice") == replaced
+
+    @pytest.mark.conformance(domain="storage", item="write ownership")
+    async def test_clone_thread_copies_only_the_named_resources_thread(
+        self, storage: MemoryStorage, capabilities: AdapterCapabilities, outcome: Outcome
+    ) -> None:
+        """§4.5: with ``resource_id`` the source must belong to it, and the clone does too; without one the
+        clone stays in the source's resource. Nothing is created when refused."""
+        if not _declared(storage, capabilities).clone_thread:
+            outcome.unsupported("clone_thread", "declared clone_thread=False")
+            return
+        p = await _alice_and_bob(storage)
+        with pytest.raises(ThreadOwnershipError) as info:
+            await storage.clone_thread(p + "ta", new_thread_id=p + "stolen", resource_id=p + "bob")
+        _assert_refused(info.value, storage, "CLONE_THREAD", p)
+        assert await storage.get_thread_by_id(p + "stolen") is None, "a refused clone created a thread"
+        bobs = await storage.list_threads(filter={"resource_id": p + "bob"}, per_page=False)
+        assert [t.id for t in bobs.threads] == [p + "tb"]
+        named = await storage.clone_thread(p + "ta", new_thread_id=p + "copy", resource_id=p + "alice")
+        unnamed = await storage.clone_thread(p + "ta", new_thread_id=p + "copy2")
+        for clone in (named, unnamed):
+            assert clone.thread.resource_id == p + "alice"
+            assert {m.resource_id for m in clone.messages} == {p + "alice"}
 
     # --- resources ------------------------------------------------------------------------------
 

@@ -319,12 +319,6 @@ class SQLiteStorage(MemoryStorage):
         ).fetchall()
         return [codec.message_from_row(row) for row in rows]
 
-    async def _message_threads(self, conn: Connection, message_ids: Sequence[str]) -> set[str]:
-        rows = conn.execute(
-            f"SELECT thread_id FROM mastra_messages WHERE id {_IN_JSON}", (json.dumps(list(message_ids)),)
-        ).fetchall()
-        return {row[0] for row in rows}
-
     # -- messages: writes
 
     async def _write_messages(
