@@ -12,6 +12,13 @@ one process (by its PID) and removes the directory. Installations are tried in t
 
 PostgreSQL refuses to run as root: as root the server runs as the system user ``mastra-pg`` (created with
 ``useradd`` when missing), which owns the temporary directory.
+
+Ownership of a server's directory ``<tmp>/mastra-pgvector-XXXX`` is explicit: its owner holds an exclusive
+``flock`` on ``<tmp>/mastra-pgvector-XXXX.lock`` from before the directory exists until after it is
+removed (``initdb`` and ``postgres`` inherit the descriptor, so the lock also lasts as long as they do).
+Each ``local_server()`` first removes what killed runs left behind: the directories whose lock it can take
+without waiting. A server being created or running is never touched, whatever its ``postmaster.pid``
+says (during ``initdb`` that file names a negated PID).
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+if sys.platform != "win32":
+    import fcntl
+
 __all__ = ["ServerUnavailable", "find_installation", "local_server"]
 
 ENV_BINDIR: Final = "MASTRA_MEMORY_PG_BINDIR"
@@ -40,6 +50,12 @@ _START_TIMEOUT: Final = 30.0
 _STOP_TIMEOUT: Final = 15.0
 _PR_SET_PDEATHSIG: Final = 1
 _PREFIX: Final = "mastra-pgvector-"
+_LOCK_SUFFIX: Final = ".lock"
+# A lock file is created an instant before its directory: one alone this long is a leftover.
+_ORPHAN_LOCK_AGE: Final = 60.0
+# A directory without a lock file (made before directories had locks, or whose owner died while removing
+# it) is removed once nothing in it has changed for this long.
+_UNLOCKED_DIRECTORY_AGE: Final = 3600.0
 
 
 class ServerUnavailable(RuntimeError):
@@ -124,25 +140,82 @@ def _die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
 
 
-def _remove_stale_directories() -> None:
-    """Remove directories of earlier servers that were killed before they could clean up: those whose
-    ``postmaster.pid`` names a process that no longer exists, or that have no server and no recent writes."""
-    for directory in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*"):
-        pid_file = directory / "data" / "postmaster.pid"
-        try:
-            pid = int(pid_file.read_text().split("\n", 1)[0])
-        except (OSError, ValueError):
-            # No server: stale once nothing has written to it for a minute (a starting one just has).
-            with contextlib.suppress(OSError):
-                if time.time() - max(p.stat().st_mtime for p in (directory, *directory.iterdir())) > 60:
-                    shutil.rmtree(directory, ignore_errors=True)
-            continue
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+def _take_lock(fd: int) -> bool:
+    """Take the exclusive lock of the open lock file ``fd`` without waiting: whether it was free."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError: another process holds it
+        return False
+    return True
+
+
+def _claim_directory() -> tuple[Path, Path, int]:
+    """A new, empty server directory, its lock file, and that file's descriptor, locked exclusively.
+
+    The lock is taken before the directory exists, so no sweep can find the directory unlocked while its
+    owner lives. Release it with :func:`_release_directory`.
+    """
+    for _ in range(100):
+        fd, name = tempfile.mkstemp(prefix=_PREFIX, suffix=_LOCK_SUFFIX)
+        lock = Path(name)
+        root = lock.with_name(lock.name.removesuffix(_LOCK_SUFFIX))
+        if _take_lock(fd):  # a fresh file: nobody else holds it (a sweep leaves young lock files alone)
+            try:
+                root.mkdir(mode=0o700)
+            except FileExistsError:  # a leftover directory, without its lock file, of the same name
+                lock.unlink(missing_ok=True)
+            else:
+                return root, lock, fd
+        os.close(fd)
+    raise ServerUnavailable(f"cannot create a server directory in {tempfile.gettempdir()}")
+
+
+def _release_directory(root: Path, lock: Path, fd: int) -> None:
+    """Remove the directory, then its lock file, then release the lock."""
+    try:
+        shutil.rmtree(root, ignore_errors=True)
+        lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _remove_if_unlocked(lock: Path, directory: Path | None, min_age: float = 0.0) -> bool:
+    """Remove ``directory`` (if any) and ``lock`` when no process holds the lock: whether removed."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # removed meanwhile by its owner or another sweep, or another user's
+        return False
+    try:
+        if min_age and time.time() - os.fstat(fd).st_mtime < min_age:
+            return False
+        if not _take_lock(fd):
+            return False  # its owner, or the server that owner started, is alive
+        if directory is not None:
             shutil.rmtree(directory, ignore_errors=True)
-        except PermissionError:
+        lock.unlink(missing_ok=True)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_directories() -> None:
+    """Remove the directories of earlier servers whose owner is gone (killed before it could clean up):
+    only those whose lock this process can take without waiting; see the module's documentation."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*"):
+        if path.name.endswith(_LOCK_SUFFIX):
+            if not path.with_name(path.name.removesuffix(_LOCK_SUFFIX)).exists():
+                _remove_if_unlocked(path, None, min_age=_ORPHAN_LOCK_AGE)
             continue
+        if path.is_symlink() or not path.is_dir():
+            continue
+        lock = path.with_name(path.name + _LOCK_SUFFIX)
+        if lock.exists():
+            _remove_if_unlocked(lock, path)
+            continue
+        with contextlib.suppress(OSError):
+            changed = max(p.stat().st_mtime for p in (path, *path.iterdir()))
+            if time.time() - changed > _UNLOCKED_DIRECTORY_AGE:
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def _free_port() -> int:
@@ -201,12 +274,16 @@ def local_server(database: str = "mastra") -> Iterator[str]:
 
     Raises ServerUnavailable with the reason when no installation is usable or the server does not start.
     """
+    if sys.platform == "win32":
+        raise ServerUnavailable(
+            "local_server needs a POSIX system; point the tests at a server with MASTRA_MEMORY_TEST_PG_DSN"
+        )
     install = find_installation()
     user = _server_user()
     if not _readable_by(user, install.bindir):
         raise ServerUnavailable(f"{install.bindir} is not executable by the user {user!r}")
     _remove_stale_directories()
-    root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+    root, lock, lock_fd = _claim_directory()
     process: subprocess.Popen[bytes] | None = None
     try:
         data = root / "data"
@@ -229,6 +306,7 @@ def local_server(database: str = "mastra") -> Iterator[str]:
             text=True,
             check=False,
             timeout=120,
+            pass_fds=(lock_fd,),  # the lock lasts as long as initdb, should this process die first
         )
         if initdb.returncode != 0:
             raise ServerUnavailable(f"initdb failed ({install.origin}): {initdb.stderr.strip()[-2000:]}")
@@ -263,6 +341,7 @@ def local_server(database: str = "mastra") -> Iterator[str]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=_die_with_parent,
+            pass_fds=(lock_fd,),  # and as long as the server
         )
         log.close()
         deadline = time.monotonic() + _START_TIMEOUT
@@ -276,7 +355,7 @@ def local_server(database: str = "mastra") -> Iterator[str]:
     finally:
         if process is not None:
             _stop(process)
-        shutil.rmtree(root, ignore_errors=True)
+        _release_directory(root, lock, lock_fd)
 
 
 def _create_database(bindir: Path, port: int, database: str) -> None:
