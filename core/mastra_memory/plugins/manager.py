@@ -25,8 +25,9 @@ from typing import Literal, cast
 
 import pluggy
 
-from .. import __version__, hookspecs
+from .. import hookspecs
 from ..errors import PluginError
+from ..version import __version__
 from .protocols import RegisterEmbedder, RegisterStorage, RegisterVectorStore
 
 ENTRYPOINT_GROUP = "mastra_memory"
