@@ -34,7 +34,7 @@ from .formatting import format_cross_thread_messages
 from .indexer import MessageIndexer, default_index_name, vector_ids
 from .message_list import MessageList
 from .processor import MEMORY_CONTEXT_KEY, SemanticRecall, request_memory_config
-from .results import RecallHit, RecallResult, SaveResult, Usage
+from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, Usage
 from .working_memory import WORKING_MEMORY_TOOL, strip_working_memory
 
 __all__ = [
@@ -52,9 +52,11 @@ __all__ = [
     "MessageRange",
     "RecallHit",
     "RecallResult",
+    "ReindexResult",
     "SaveResult",
     "SemanticRecall",
     "SemanticRecallConfig",
+    "SkippedMessage",
     "ThreadsConfig",
     "TitleConfig",
     "Usage",

@@ -15,13 +15,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from ..embedders.base import Embedder, EmbedderSpec
-from ..errors import ConfigError, IndexingError, MastraMemoryError, ThreadNotFoundError, ValidationError
+from ..errors import (
+    ConfigError,
+    IndexDimensionMismatchError,
+    IndexingError,
+    MastraMemoryError,
+    ThreadNotFoundError,
+    ValidationError,
+)
 from ..messages import MastraDBMessage, MessageInput
 from ..storage import IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
 from ..vector import MastraVector
 from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
-from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
+from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids, shown, shown_id
+from .indexer import logger as indexing_logger
 from .processor import ProcessorCache, SemanticRecall, request_memory_config
 from .recall import (
     SemanticSearch,
@@ -31,9 +39,12 @@ from .recall import (
     require_id,
     thread_recall_request,
 )
-from .results import RecallHit, RecallResult, SaveResult, usage
+from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, usage
 from .titles import TitleGenerator
 from .working_memory import WorkingMemory, messages_to_store
+
+#: ``reindex_thread`` embeds and upserts a thread's messages in batches of this many.
+REINDEX_BATCH = 256
 
 
 class Memory:
@@ -267,20 +278,30 @@ class Memory:
     ) -> SaveResult:
         """Store messages atomically, then embed them when semantic recall is on (docs/spec.md §5.4).
 
-        System and signal messages are not persisted. If embedding fails after the messages are stored,
-        IndexingError is raised; :meth:`reindex_thread` retries.
+        System and signal messages are not persisted. With semantic recall on, a message whose vectors the
+        vector store would refuse (an id too long for its chunk ids, U+0000 where the store cannot hold it,
+        an unpaired surrogate, unrepresentable thread metadata) raises ValidationError naming it before
+        anything is stored. If embedding fails after the messages are stored, IndexingError is raised;
+        :meth:`reindex_thread` retries.
         """
         cfg = self.config(thread_config)
         kept = messages_to_store(messages)
         if not kept:
             return SaveResult(messages=[])
         await self.init()
+        recall = cfg.recall
+        threads: dict[str, Thread | None] = {}
+        if recall is not None:
+            # docs/spec.md §5.4 step 2: what the vector side needs is checked before the storage write,
+            # so a message that could never be indexed is not stored to block its thread's recovery.
+            for thread_id in dict.fromkeys(m.thread_id for m in kept):
+                threads[thread_id] = await self.storage.get_thread_by_id(thread_id)
+            await self.indexer(recall).check_indexable(kept, threads)
         stored = await self.storage.save_messages(kept)
         tokens = None
-        recall = cfg.recall
         if recall is not None:
             try:
-                tokens = await self.indexer(recall).index_messages(stored)
+                tokens = await self.indexer(recall).index_messages(stored, threads)
             except MastraMemoryError as exc:
                 raise IndexingError(
                     f"{len(stored)} messages were stored but indexing their vectors failed: {exc}; "
@@ -345,8 +366,14 @@ class Memory:
 
     async def reindex_thread(
         self, thread_id: str, thread_config: MemoryConfig | Mapping[str, Any] | None = None
-    ) -> int:
-        """Re-embed a thread's messages with the thread's current metadata; returns the message count."""
+    ) -> ReindexResult:
+        """Re-embed a thread's messages with the thread's current metadata (docs/spec.md §5.4).
+
+        Returns the number of messages re-indexed, an ``int`` whose ``skipped`` lists the stored messages
+        the vector store refuses (id, thread, reason): they are left out, logged as a warning, and every
+        other message of the thread is indexed. Failures that are not a message's fault (embedder, vector
+        store unavailable, an index of another dimension) still raise.
+        """
         require_id(thread_id, "thread_id")
         cfg = self.config(thread_config)
         recall = cfg.recall or SemanticRecallConfig()
@@ -356,17 +383,49 @@ class Memory:
             raise ThreadNotFoundError(f"thread {thread_id!r} does not exist")
         page = await self.storage.list_messages(thread_id, per_page=False)
         indexer = self.indexer(recall)
-        for start in range(0, len(page.messages), 256):
-            await indexer.index_messages(page.messages[start : start + 256], {thread.id: thread})
-        return len(page.messages)
+        threads: dict[str, Thread | None] = {thread.id: thread}
+        skipped: dict[str, str] = {}
+        for start in range(0, len(page.messages), REINDEX_BATCH):
+            batch = page.messages[start : start + REINDEX_BATCH]
+            bad = await indexer.unindexable(batch, threads)
+            skipped.update(bad)
+            good = [m for m in batch if m.id not in bad]
+            try:
+                await indexer.index_messages(good, threads)
+            except ValidationError as exc:
+                if isinstance(exc, ConfigError | IndexDimensionMismatchError):
+                    raise  # not a message's fault: nothing of the thread could be indexed
+                # A refusal the check above did not foresee: isolate it, one message at a time.
+                for message in good:
+                    try:
+                        await indexer.index_messages([message], threads)
+                    except ValidationError as one:
+                        if isinstance(one, ConfigError | IndexDimensionMismatchError):
+                            raise
+                        skipped[message.id] = f"the vector store refused it ({shown(str(one))})"
+        report = [
+            SkippedMessage(message_id=m.id, thread_id=m.thread_id, reason=skipped[m.id])
+            for m in page.messages
+            if m.id in skipped
+        ]
+        if report:
+            indexing_logger.warning(
+                "reindex of thread %s skipped %d stored message(s) the vector store cannot take; semantic "
+                "recall will not find them until they are fixed (update_messages) or deleted: %s",
+                shown_id(thread_id),
+                len(report),
+                "; ".join(f"{shown_id(s.message_id)}: {s.reason}" for s in report[:20]),
+            )
+        return ReindexResult(len(page.messages) - len(report), report)
 
     async def reindex(
         self, resource_id: str | None = None, thread_config: MemoryConfig | Mapping[str, Any] | None = None
-    ) -> int:
+    ) -> ReindexResult:
         """Rebuild the vectors of every thread (of one resource, when given) from storage.
 
         The recovery path after switching embedders or after a failed vector write: storage is the source
-        of truth, so nothing stored is lost. Returns the number of messages indexed.
+        of truth, so nothing stored is lost. Returns the number of messages indexed; its ``skipped`` lists
+        the messages of every thread that the vector store refuses (see :meth:`reindex_thread`).
         """
         resource_id = optional_resource(resource_id)
         self.config(thread_config)  # invalid options fail before any I/O
@@ -374,9 +433,12 @@ class Memory:
         flt = {"resource_id": resource_id} if resource_id is not None else None
         threads = await self.storage.list_threads(filter=flt, per_page=False)
         total = 0
+        skipped: list[SkippedMessage] = []
         for thread in threads.threads:
-            total += await self.reindex_thread(thread.id, thread_config)
-        return total
+            done = await self.reindex_thread(thread.id, thread_config)
+            total += int(done)
+            skipped.extend(done.skipped)
+        return ReindexResult(total, skipped)
 
     # --- recall ---------------------------------------------------------------------------------
 
