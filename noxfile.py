@@ -65,9 +65,11 @@ def targets(session: nox.Session) -> None:
     """The native conformance targets: build (cached in ~/.cache/mastra-memory), start, smoke-test and stop
     OpenSearch 2.19.1 + k-NN (Java 17 + Maven) and FerretDB v1.24.2 (Go)."""
     _sync(session, "test")
-    for tool in ("java", "mvn", "go"):
-        if shutil.which(tool) is None:
-            session.error(f"`{tool}` is not on PATH: the native targets need Java 17 + Maven and Go")
+    missing = [tool for tool in ("java", "mvn", "go") if shutil.which(tool) is None]
+    if missing:
+        reason = f"{', '.join(missing)} not on PATH: the native targets need Java 17 + Maven and Go"
+        # CI must run them; a developer's machine without the toolchains skips with the reason.
+        (session.error if os.environ.get("CI") else session.skip)(reason)
     session.run(
         "pytest",
         "tests/servers",
