@@ -2,9 +2,12 @@
 
 The facade: it resolves its components (:mod:`.defaults`), validates configuration (:mod:`.config`) and
 delegates the rest — recall to :mod:`.recall` (the one algorithm the processor uses too), the embedding
-write path to :class:`.indexer.MessageIndexer`, titles to :mod:`.titles`, working memory to
-:mod:`.working_memory`. Storage is the source of truth and is always written first; every input is
-validated before any I/O.
+write path to :class:`.indexer.MessageIndexer`, re-indexing to :mod:`.reindex`, titles to :mod:`.titles`,
+working memory to :mod:`.working_memory`. Storage is the source of truth and is always written first; every
+input is validated before any I/O.
+
+Why one module of this size: it is the public API, one documented method per Mastra method, each a thin
+delegation; splitting the class would only scatter what a user reads as one page.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from typing import Any, Literal
 from ..embedders.base import Embedder, EmbedderSpec
 from ..errors import (
     ConfigError,
-    IndexDimensionMismatchError,
     IndexingError,
     MastraMemoryError,
     ThreadNotFoundError,
@@ -28,8 +30,7 @@ from ..storage import IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
 from ..vector import MastraVector
 from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
-from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids, shown, shown_id
-from .indexer import logger as indexing_logger
+from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
 from .processor import ProcessorCache, SemanticRecall, request_memory_config
 from .recall import (
     SemanticSearch,
@@ -39,12 +40,10 @@ from .recall import (
     require_id,
     thread_recall_request,
 )
+from .reindex import reindex_messages
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, usage
 from .titles import TitleGenerator
 from .working_memory import WorkingMemory, messages_to_store
-
-#: ``reindex_thread`` embeds and upserts a thread's messages in batches of this many.
-REINDEX_BATCH = 256
 
 
 class Memory:
@@ -382,40 +381,7 @@ class Memory:
         if thread is None:
             raise ThreadNotFoundError(f"thread {thread_id!r} does not exist")
         page = await self.storage.list_messages(thread_id, per_page=False)
-        indexer = self.indexer(recall)
-        threads: dict[str, Thread | None] = {thread.id: thread}
-        skipped: dict[str, str] = {}
-        for start in range(0, len(page.messages), REINDEX_BATCH):
-            batch = page.messages[start : start + REINDEX_BATCH]
-            bad = await indexer.unindexable(batch, threads)
-            skipped.update(bad)
-            good = [m for m in batch if m.id not in bad]
-            try:
-                await indexer.index_messages(good, threads)
-            except ValidationError as exc:
-                if isinstance(exc, ConfigError | IndexDimensionMismatchError):
-                    raise  # not a message's fault: nothing of the thread could be indexed
-                # A refusal the check above did not foresee: isolate it, one message at a time.
-                for message in good:
-                    try:
-                        await indexer.index_messages([message], threads)
-                    except ValidationError as one:
-                        if isinstance(one, ConfigError | IndexDimensionMismatchError):
-                            raise
-                        skipped[message.id] = f"the vector store refused it ({shown(str(one))})"
-        report = [
-            SkippedMessage(message_id=m.id, thread_id=m.thread_id, reason=skipped[m.id])
-            for m in page.messages
-            if m.id in skipped
-        ]
-        if report:
-            indexing_logger.warning(
-                "reindex of thread %s skipped %d stored message(s) the vector store cannot take; semantic "
-                "recall will not find them until they are fixed (update_messages) or deleted: %s",
-                shown_id(thread_id),
-                len(report),
-                "; ".join(f"{shown_id(s.message_id)}: {s.reason}" for s in report[:20]),
-            )
+        report = await reindex_messages(self.indexer(recall), thread, page.messages)
         return ReindexResult(len(page.messages) - len(report), report)
 
     async def reindex(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,8 +29,9 @@ from ..errors import (
 from ..messages import MastraDBMessage, message_text
 from ..storage import MemoryStorage, Thread
 from ..timestamps import canonical_timestamp
-from ..vector import MAX_ID_LENGTH, MIN_COSINE_NORM, IndexConfig, MastraVector
+from ..vector import MIN_COSINE_NORM, IndexConfig, MastraVector
 from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
+from .indexability import Record, StoreRules, record_problem, shown, shown_id, thread_metadata_problem
 
 # The logger keeps the name of the module it was born in: docs/spec.md §5.4 names it.
 logger = logging.getLogger("mastra_memory.indexing")
@@ -44,19 +44,6 @@ DELETE_BATCH = 100
 EMBEDDED_ROLES = frozenset({"user", "assistant"})
 #: Metadata key prefix reserved for adapters; thread metadata keys with it are not spread into vectors.
 RESERVED = "_mastra_"
-#: How an error names the vector metadata keys the write path sets from the message itself (§5.4).
-_FIXED_KEYS = {
-    "message_id": "its id",
-    "thread_id": "its thread id",
-    "resource_id": "its resource id",
-    "role": "its role",
-    "content": "its text",
-    "created_at": "its created_at",
-}
-#: The signed 64-bit range, for stores declaring the ``int64-range`` deviation.
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
 #: Update fields that change a message's vectors (text, role, thread/resource, or created_at metadata).
 _REINDEX_FIELDS = frozenset({"content", "role", "thread_id", "threadId", "created_at", "createdAt"})
 
@@ -88,111 +75,6 @@ def default_index_name(dimension: int, separator: str) -> str:
 def vector_ids(message_id: str, chunks: int) -> list[str]:
     """``<id>`` for chunk 0 and ``<id>#<n>`` for chunk n."""
     return [message_id if n == 0 else f"{message_id}#{n}" for n in range(chunks)]
-
-
-@dataclass(frozen=True, slots=True)
-class _Record:
-    """One vector record of the write path: the message, the vector id, the chunk text, the metadata."""
-
-    message: MastraDBMessage
-    id: str
-    text: str
-    metadata: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _StoreRules:
-    """What a vector store declares it refuses beyond the shared validation (its manifest's deviations)."""
-
-    nul: bool
-    int64: bool
-    store: str
-
-
-def shown(text: str) -> str:
-    """``text`` with unpaired surrogates spelled as escapes (``\\ud800``), so a message always encodes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def shown_id(message_id: str) -> str:
-    """A message id for an error message: escaped, and cut to its start when it is long."""
-    if len(message_id) <= 80:
-        return repr(shown(message_id))
-    return f"{shown(message_id[:40])!r}... ({len(message_id)} characters)"
-
-
-def _string_issue(text: str, rules: _StoreRules) -> str | None:
-    """What a store with ``rules`` cannot hold in ``text`` (``"contains ..."``), or None."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return "contains an unpaired surrogate: it is not Unicode text, no vector store holds it"
-    if rules.nul and "\x00" in text:
-        return f"contains U+0000, which the {rules.store} vector store cannot hold"
-    return None
-
-
-def _record_problem(rec: _Record, rules: _StoreRules) -> str | None:
-    """Why the vector id or the fixed metadata keys of ``rec`` (those the message sets) cannot be written
-    to a store with ``rules``, or None."""
-    if len(rec.id) > MAX_ID_LENGTH:
-        suffix = rec.id[len(rec.message.id) :]
-        return (
-            f"its vector id (the message id{' plus the chunk suffix ' + repr(suffix) if suffix else ''}) "
-            f"has {len(rec.id)} characters, more than the {MAX_ID_LENGTH} every vector store accepts "
-            f"(docs/spec.md §3.5); use a message id of at most {MAX_ID_LENGTH - len(suffix)} characters"
-        )
-    issue = _string_issue(rec.id, rules)
-    if issue:
-        return f"its vector id {issue}"
-    for key, what in _FIXED_KEYS.items():
-        value = rec.metadata.get(key)
-        issue = _string_issue(value, rules) if isinstance(value, str) else None
-        if issue:
-            return f"{what} {issue}"
-    return None
-
-
-#: A place in nested metadata: (key or list index, the parent's place or None at the top).
-_Place = tuple[str | int, Any]
-
-
-def _path(place: _Place) -> str:
-    """``a.b[0].c`` for a place (built only for an error message)."""
-    parts: list[str] = []
-    node: _Place | None = place
-    while node is not None:
-        key, node = node
-        parts.append(f"[{key}]" if isinstance(key, int) else (f".{key}" if node is not None else key))
-    path = shown("".join(reversed(parts)))
-    return path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}"
-
-
-def _thread_metadata_problem(metadata: Mapping[str, Any], rules: _StoreRules) -> str | None:
-    """Why the thread metadata spread into a record (its keys other than the fixed ones) cannot be written
-    to a store with ``rules``, or None. Walks without recursion (stored metadata may be nested deeply) and
-    reports the first problem in key order."""
-    stack: list[tuple[Any, _Place]] = [(v, (k, None)) for k, v in metadata.items() if k not in _FIXED_KEYS]
-    stack.reverse()
-    while stack:
-        value, place = stack.pop()
-        key = place[0]
-        issue = _string_issue(key, rules) if isinstance(key, str) else None
-        if issue:  # the path is rendered only for the error: walking stays linear in the metadata size
-            return f"its thread's metadata key {_path(place)!r} {issue}"
-        if isinstance(value, str):
-            issue = _string_issue(value, rules)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            if rules.int64 and not _INT64_MIN <= value <= _INT64_MAX:
-                issue = f"is an integer outside the signed 64-bit range the {rules.store} vector store holds"
-        elif isinstance(value, Mapping):
-            stack.extend((item, (str(k), place)) for k, item in list(value.items())[::-1])
-        elif isinstance(value, list | tuple):
-            stack.extend((item, (i, place)) for i, item in list(enumerate(value))[::-1])
-        if issue:
-            return f"its thread's metadata at {_path(place)!r} {issue}"
-    return None
 
 
 class MessageIndexer:
@@ -304,10 +186,10 @@ class MessageIndexer:
 
     async def _records(
         self, messages: Iterable[MastraDBMessage], thread_cache: dict[str, Thread | None]
-    ) -> list[_Record]:
+    ) -> list[Record]:
         """The vector records of ``messages`` exactly as the write path builds them (docs/spec.md §5.4):
         one per chunk of each embedded message, with its id and metadata. Reads the threads it lacks."""
-        records: list[_Record] = []
+        records: list[Record] = []
         for msg in messages:
             if msg.role not in EMBEDDED_ROLES:
                 continue
@@ -333,7 +215,7 @@ class MessageIndexer:
                     content=chunk,
                     created_at=canonical_timestamp(msg.created_at),
                 )
-                records.append(_Record(msg, vid, chunk, meta))
+                records.append(Record(msg, vid, chunk, meta))
         return records
 
     async def unindexable(
@@ -349,11 +231,11 @@ class MessageIndexer:
         Messages that produce no vector (system, signal, blank text) are never listed.
         """
         cache: dict[str, Thread | None] = dict(threads or {})
-        by_message: dict[str, list[_Record]] = {}
+        by_message: dict[str, list[Record]] = {}
         for rec in await self._records(messages, cache):
             by_message.setdefault(rec.message.id, []).append(rec)
         caps = self.vector.capabilities
-        rules = _StoreRules(
+        rules = StoreRules(
             nul=caps.deviation("nul-character-rejected") is not None,
             int64=caps.deviation("int64-range") is not None,
             store=caps.name,
@@ -364,9 +246,9 @@ class MessageIndexer:
         for message_id, recs in by_message.items():
             thread_id = recs[0].message.thread_id
             if thread_id not in thread_problems:
-                thread_problems[thread_id] = _thread_metadata_problem(recs[0].metadata, rules)
+                thread_problems[thread_id] = thread_metadata_problem(recs[0].metadata, rules)
             problem = thread_problems[thread_id] or next(
-                (p for p in (_record_problem(r, rules) for r in recs) if p), None
+                (p for p in (record_problem(r, rules) for r in recs) if p), None
             )
             if problem is not None:
                 found[message_id] = problem
@@ -397,7 +279,7 @@ class MessageIndexer:
             details={"message_ids": list(bad)[:100], "reasons": dict(list(bad.items())[:100])},
         )
 
-    def _template_problem(self, recs: Sequence[_Record]) -> str | None:
+    def _template_problem(self, recs: Sequence[Record]) -> str | None:
         """What the vector template's shared id and metadata validation (the checks ``upsert`` runs
         before any I/O) says about these records, or None. The vectors are stand-ins: only ids and
         metadata are judged here."""
