@@ -1,0 +1,26 @@
+"""mastra-memory-opensearch: the OpenSearch k-NN vector store adapter of mastra-memory.
+
+Build a store with ``mastra_memory.create_vector("opensearch", url="http://localhost:9200")`` or
+:class:`OpenSearchVector` directly; ``mastra_memory.sync.wrap(store)`` gives the blocking facade.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .capabilities import OPENSEARCH_CAPABILITIES
+from .settings import OpenSearchSettings
+
+if TYPE_CHECKING:
+    from .store import OpenSearchVector
+
+__version__ = "0.1.0"
+__all__ = ["OPENSEARCH_CAPABILITIES", "OpenSearchSettings", "OpenSearchVector", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OpenSearchVector":  # imported on use: it pulls in opensearch-py
+        from .store import OpenSearchVector
+
+        return OpenSearchVector
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
