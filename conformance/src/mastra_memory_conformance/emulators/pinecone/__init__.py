@@ -1,0 +1,20 @@
+"""A strict local stand-in for Pinecone serverless (target ``pinecone-emulated``, kind ``emulated``).
+
+Pinecone cannot run here (Pinecone Local is a closed container image), so the kit brings this loopback
+emulator: :mod:`.server` answers the official SDK's REST calls, :mod:`.filters` evaluates Pinecone's
+filter language as Pinecone documents it, independently of mastra-memory's reference evaluator.
+What a pass against it proves, and what it does not, is written in docs/adapters/pinecone.md.
+"""
+
+from .filters import FilterRejected, check_filter, matches
+from .server import API_VERSION, DEFAULT_API_KEY, PineconeEmulator, running_emulator
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_API_KEY",
+    "FilterRejected",
+    "PineconeEmulator",
+    "check_filter",
+    "matches",
+    "running_emulator",
+]
