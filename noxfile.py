@@ -94,7 +94,7 @@ def deep(session: nox.Session) -> None:
 
 
 @nox.session
-@nox.parametrize("adapter", ["sqlite", "lancedb", "pgvector", "qdrant", "opensearch", "pinecone"])
+@nox.parametrize("adapter", ["sqlite", "lancedb", "pgvector", "qdrant", "opensearch", "mongodb", "pinecone"])
 def bench(session: nox.Session, adapter: str) -> None:
     """Benchmarks: ingest throughput and filtered top-10 latency on 100,000 x 384 (numbers, never
     pass/fail). ``sqlite`` runs tests/benchmarks/run.py; adapters run their own ``bench.py``."""

@@ -1,0 +1,467 @@
+"""``MongoDBStorage``: the ``MemoryStorage`` contract (docs/spec.md §4) on MongoDB.
+
+This module holds only queries; the contract itself (validation, merging, bumps, clone, include
+windows, paging rules) is the :class:`~mastra_memory.storage.MemoryStorage` template.
+
+Layout: collections ``<prefix>threads``, ``<prefix>messages`` and ``<prefix>resources``, one document per
+record with the id as ``_id``. Message content and every metadata dict are JSON *text*, so storage never
+rewrites what it is given (BSON field names cannot hold ``.``-, ``$``- or NUL-keys; text can). Timestamps
+are BSON dates (milliseconds, UTC), ids strings, so ``sort([("created_at", 1), ("_id", 1)])`` is the
+spec's ``(created_at, id)`` order (strings compare by binary UTF-8, which is code-point order).
+
+Indexes: messages on ``(thread_id, created_at, _id)`` (pages, and the two cursor queries of each include
+window, docs/spec.md §4.3 step 5) and ``(resource_id, created_at, _id)``; threads on ``(resource_id,
+created_at, _id)`` and ``(resource_id, updated_at, _id)``.
+
+Atomicity (docs/spec.md §4.5). On a replica set or sharded cluster every write is one multi-document
+transaction (``session.with_transaction``, retried on transient errors when the work is idempotent; a
+clone never is). FerretDB v1 has no transactions (``startTransaction`` is an unknown field) and neither
+has a standalone ``mongod``; there each unit of work runs as its ordered sequence of single-document
+writes. The template makes every check before the first write, and every write is an idempotent upsert
+or delete by id, so a refused call writes nothing and a failed call that is retried converges to the same
+state. Read-modify-writes of a thread or resource (``updated_at`` bumps, ``update_thread``,
+``update_resource``) hold a lock document in ``<prefix>locks`` (:meth:`MongoDBStorage._lock`), so bumps
+stay strictly increasing and no concurrent update is lost. What is lost without transactions: a reader
+may see a batch half written, and a crash mid-batch leaves the writes made so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Final, TypeVar
+
+from mastra_memory.errors import MastraMemoryError, StorageError, error_id
+from mastra_memory.messages import MastraDBMessage
+from mastra_memory.storage import (
+    Candidate,
+    ListMessagesQuery,
+    ListThreadsQuery,
+    MemoryStorage,
+    Resource,
+    Side,
+    Thread,
+    Work,
+    codec,
+)
+from mastra_memory.timestamps import utc_now
+from pymongo import ASCENDING, DESCENDING, ReplaceOne
+from pymongo.asynchronous.client_session import AsyncClientSession
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError, PyMongoError
+
+from .connection import Connection, is_transient
+from .settings import MongoDBSettings
+
+__all__ = ["MongoDBStorage"]
+
+T = TypeVar("T")
+Document = dict[str, Any]
+
+STORE: Final = "MONGODB"
+_TEXT_LIMIT: Final = "cannot contain unpaired surrogates (BSON strings are UTF-8)"
+
+
+def _json(value: Any, what: str) -> str:
+    text = codec.json_text(value, what)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = codec.json_text(value, what, ensure_ascii=True)
+    return text
+
+
+def _json_or_none(value: Mapping[str, Any] | None, what: str) -> str | None:
+    return None if value is None else _json(dict(value), what)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _thread(doc: Document) -> Thread:
+    return Thread(
+        id=doc["_id"],
+        resource_id=doc["resource_id"],
+        title=doc.get("title", ""),
+        metadata=_loads(doc.get("metadata")),
+        created_at=doc["created_at"],
+        updated_at=doc["updated_at"],
+    )
+
+
+def _message(doc: Document) -> MastraDBMessage:
+    return codec.message_from_row(
+        (
+            doc["_id"],
+            doc["thread_id"],
+            doc.get("resource_id"),
+            doc["role"],
+            doc["type"],
+            doc["content"],
+            doc["created_at"],
+        )
+    )
+
+
+def _resource(doc: Document) -> Resource:
+    return Resource(
+        id=doc["_id"],
+        working_memory=doc.get("working_memory"),
+        metadata=_loads(doc.get("metadata")),
+        created_at=doc["created_at"],
+        updated_at=doc["updated_at"],
+    )
+
+
+def _in(ids: Sequence[str]) -> Any:
+    return ids[0] if len(ids) == 1 else {"$in": list(ids)}
+
+
+@dataclass(slots=True)
+class _Tx:
+    """What the hooks receive: the collections, the session of the transaction (``None`` without one),
+    and the record locks this unit holds (servers without transactions, see :meth:`MongoDBStorage._lock`)."""
+
+    threads: AsyncCollection[Document]
+    messages: AsyncCollection[Document]
+    resources: AsyncCollection[Document]
+    locks: AsyncCollection[Document]
+    session: AsyncClientSession | None
+    held: list[str] = field(default_factory=list)
+
+
+#: How long a record lock may be held before another writer may take it over (a crashed holder).
+_LEASE: Final = timedelta(seconds=60)
+
+
+class MongoDBStorage(MemoryStorage):
+    """Threads, messages and resources in MongoDB (any server; FerretDB too).
+
+    Args:
+        settings: :class:`MongoDBSettings`, a connection string, or ``None`` to read the environment.
+    """
+
+    store_name = STORE
+
+    def __init__(self, settings: MongoDBSettings | str | None = None) -> None:
+        if isinstance(settings, str):
+            settings = MongoDBSettings(url=settings)
+        self.settings = settings if settings is not None else MongoDBSettings()
+        self._conn = Connection(self.settings)
+        self._ready = False
+
+    # -- plumbing
+
+    async def _collections(self, session: AsyncClientSession | None) -> _Tx:
+        db = await self._conn.database()
+        prefix = self.settings.collection_prefix
+        tx = _Tx(
+            db[f"{prefix}threads"],
+            db[f"{prefix}messages"],
+            db[f"{prefix}resources"],
+            db[f"{prefix}locks"],
+            session,
+        )
+        if not self._ready:
+            await tx.messages.create_index(
+                [("thread_id", ASCENDING), ("created_at", ASCENDING), ("_id", ASCENDING)]
+            )
+            await tx.messages.create_index(
+                [("resource_id", ASCENDING), ("created_at", ASCENDING), ("_id", ASCENDING)]
+            )
+            for field in ("created_at", "updated_at"):
+                await tx.threads.create_index(
+                    [("resource_id", ASCENDING), (field, ASCENDING), ("_id", ASCENDING)]
+                )
+            self._ready = True
+        return tx
+
+    async def _transaction(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
+        try:
+            tx = await self._collections(None)
+            if not (write and self._conn.info.transactions):
+                try:
+                    return await work(tx)
+                finally:
+                    if tx.held:
+                        await asyncio.shield(self._unlock(tx))
+            async with self._conn.client.start_session() as session:
+                bound = _Tx(tx.threads, tx.messages, tx.resources, tx.locks, session)
+                if idempotent:
+
+                    async def callback(s: AsyncClientSession) -> T:
+                        return await work(bound)
+
+                    return await session.with_transaction(callback)
+                await session.start_transaction()
+                try:
+                    result = await work(bound)
+                except BaseException:
+                    await session.abort_transaction()
+                    raise
+                await session.commit_transaction()
+                return result
+        except MastraMemoryError:
+            raise
+        except PyMongoError as exc:
+            raise self._failure(operation, exc) from exc
+
+    def _failure(self, operation: str, exc: PyMongoError) -> StorageError:
+        what = operation.lower().replace("_", " ")
+        if is_transient(exc):
+            message = (
+                f"MongoDB at {self._conn.where} did not answer in time or closed the connection during "
+                f"{what}: {exc}; check that the server is running, the connection string is right and "
+                "the timeouts (server_selection_timeout_ms, timeout_ms) fit"
+            )
+            status = "CONNECTION_FAILED"
+        else:
+            message, status = f"MongoDB {what} failed: {exc}", "FAILED"
+        return StorageError(
+            message, id=error_id("STORAGE", STORE, operation, status), details={"where": self._conn.where}
+        )
+
+    async def _lock(self, tx: _Tx, key: str) -> None:
+        """Hold a lock on one record until the unit ends, where the server has no transactions.
+
+        The lock is a document ``{_id: key}`` in ``<prefix>locks``: inserting it succeeds for one writer
+        only (the ``_id`` index is unique; FerretDB's conditional updates are not atomic, its inserts
+        are). Others wait (up to ``timeout_ms``); a lock older than its lease is taken over.
+        """
+        if tx.session is not None or key in tx.held:
+            return
+        deadline = time.monotonic() + self.settings.timeout_ms / 1000
+        delay = 0.002
+        while True:
+            now = utc_now()
+            try:
+                await tx.locks.insert_one({"_id": key, "expires_at": now + _LEASE})
+                tx.held.append(key)
+                return
+            except DuplicateKeyError:
+                await tx.locks.delete_one({"_id": key, "expires_at": {"$lt": now}})
+            if time.monotonic() > deadline:
+                raise StorageError(
+                    f"{key} stayed locked by another writer for {self.settings.timeout_ms} ms; "
+                    "retry the call",
+                    id=error_id("STORAGE", STORE, "LOCK", "TIMEOUT"),
+                    details={"where": self._conn.where, "key": key},
+                )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    async def _unlock(self, tx: _Tx) -> None:
+        held, tx.held = tx.held, []
+        await tx.locks.delete_many({"_id": {"$in": held}})
+
+    async def close(self) -> None:
+        """Close the client. A closed storage reopens on next use."""
+        await self._conn.close()
+        self._ready = False
+
+    def _text_problem(self, text: str) -> str | None:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _TEXT_LIMIT
+        return None
+
+    def _encode_content(self, message: MastraDBMessage) -> Any:
+        # Python mode, not JSON mode: JSON mode would silently turn NaN into null.
+        return _json(message.content.model_dump(), f"content of message {message.id}")
+
+    # -- threads
+
+    async def _load_threads(
+        self, tx: _Tx, thread_ids: Sequence[str], *, lock: bool = False
+    ) -> dict[str, Thread]:
+        ids = self._existing(thread_ids)
+        if not ids:
+            return {}
+        if lock:
+            for thread_id in sorted(ids):  # one lock order for every writer
+                await self._lock(tx, f"thread:{thread_id}")
+        cursor = tx.threads.find({"_id": _in(ids)}, session=tx.session)
+        return {doc["_id"]: _thread(doc) async for doc in cursor}
+
+    async def _write_thread(self, tx: _Tx, thread: Thread) -> None:
+        await tx.threads.replace_one(
+            {"_id": thread.id},
+            {
+                "resource_id": thread.resource_id,
+                "title": thread.title,
+                "metadata": _json_or_none(thread.metadata, f"metadata of thread {thread.id}"),
+                "created_at": thread.created_at,
+                "updated_at": thread.updated_at,
+            },
+            upsert=True,
+            session=tx.session,
+        )
+
+    async def _delete_thread(self, tx: _Tx, thread_id: str) -> None:
+        await tx.messages.delete_many({"thread_id": thread_id}, session=tx.session)
+        await tx.threads.delete_one({"_id": thread_id}, session=tx.session)
+
+    @staticmethod
+    def _thread_where(q: ListThreadsQuery) -> Document:
+        return {} if q.resource_id is None else {"resource_id": q.resource_id}
+
+    async def _count_threads(self, tx: _Tx, query: ListThreadsQuery) -> int:
+        return await tx.threads.count_documents(self._thread_where(query), session=tx.session)
+
+    async def _find_threads(
+        self, tx: _Tx, query: ListThreadsQuery, offset: int, limit: int | None
+    ) -> list[Thread]:
+        direction = ASCENDING if query.order.direction == "ASC" else DESCENDING
+        cursor = (
+            tx.threads.find(self._thread_where(query), session=tx.session)
+            .sort([(query.order.field, direction), ("_id", direction)])
+            .skip(offset)
+        )
+        if limit is not None:
+            if limit == 0:
+                return []
+            cursor = cursor.limit(limit)
+        return [_thread(doc) async for doc in cursor]
+
+    # -- messages: reads
+
+    def _base_where(self, q: ListMessagesQuery) -> Document:
+        """The §4.3 step 3 predicate without the metadata filter."""
+        where: Document = {}
+        if q.thread_ids:
+            threads = self._existing(q.thread_ids)
+            where["thread_id"] = _in(threads) if threads else {"$in": []}
+        if q.resource_id is not None:
+            where["resource_id"] = q.resource_id
+        bounds: Document = {}
+        for comparison, stamp in q.created_at_bounds:
+            bounds[{">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte"}[comparison]] = stamp
+        if bounds:
+            where["created_at"] = bounds
+        return where
+
+    def _order(self, q: ListMessagesQuery) -> list[tuple[str, int]]:
+        direction = ASCENDING if q.order.direction == "ASC" else DESCENDING
+        return [("created_at", direction), ("_id", direction)]
+
+    async def _count_messages(self, tx: _Tx, query: ListMessagesQuery) -> int:
+        return await tx.messages.count_documents(self._base_where(query), session=tx.session)
+
+    async def _find_messages(
+        self, tx: _Tx, query: ListMessagesQuery, offset: int, limit: int | None
+    ) -> list[MastraDBMessage]:
+        if limit == 0:
+            return []
+        cursor = (
+            tx.messages.find(self._base_where(query), {"metadata": 0}, session=tx.session)
+            .sort(self._order(query))
+            .skip(offset)
+        )
+        if limit is not None:
+            cursor = cursor.limit(limit)
+        return [_message(doc) async for doc in cursor]
+
+    async def _metadata_candidates(self, tx: _Tx, query: ListMessagesQuery) -> list[Candidate]:
+        # The metadata field holds content.metadata alone, so candidates never load whole messages.
+        cursor = tx.messages.find(
+            self._base_where(query), {"_id": 1, "metadata": 1}, session=tx.session
+        ).sort(self._order(query))
+        return [(doc["_id"], _loads(doc.get("metadata"))) async for doc in cursor]
+
+    async def _messages_by_id(
+        self, tx: _Tx, message_ids: Sequence[str], *, lock: bool = False
+    ) -> list[MastraDBMessage]:
+        ids = self._existing(message_ids)
+        if not ids:
+            return []
+        cursor = tx.messages.find({"_id": _in(ids)}, {"metadata": 0}, session=tx.session).sort(
+            [("created_at", ASCENDING), ("_id", ASCENDING)]
+        )
+        return [_message(doc) async for doc in cursor]
+
+    async def _neighbours(
+        self, tx: _Tx, anchor: MastraDBMessage, side: Side, limit: int, resource_id: str | None
+    ) -> list[MastraDBMessage]:
+        before = side == "before"
+        comparison = "$lt" if before else "$gt"
+        direction = DESCENDING if before else ASCENDING
+        where: Document = {
+            "thread_id": anchor.thread_id,
+            "$or": [
+                {"created_at": {comparison: anchor.created_at}},
+                {"created_at": anchor.created_at, "_id": {comparison: anchor.id}},
+            ],
+        }
+        if resource_id is not None:
+            where["resource_id"] = resource_id
+        # One cursor query on the (thread_id, created_at, _id) index.
+        cursor = (
+            tx.messages.find(where, {"metadata": 0}, session=tx.session)
+            .sort([("created_at", direction), ("_id", direction)])
+            .limit(limit)
+        )
+        return [_message(doc) async for doc in cursor]
+
+    # -- messages: writes
+
+    async def _write_messages(self, tx: _Tx, messages: Sequence[tuple[MastraDBMessage, Any]]) -> None:
+        if not messages:
+            return
+        requests = []
+        for message, content in messages:
+            metadata = message.content.metadata
+            requests.append(
+                ReplaceOne(
+                    {"_id": message.id},
+                    {
+                        "thread_id": message.thread_id,
+                        "resource_id": message.resource_id,
+                        "role": message.role,
+                        "type": message.type,
+                        "content": content,
+                        "created_at": message.created_at,
+                        "metadata": None
+                        if metadata is None
+                        else _json(metadata, f"metadata of message {message.id}"),
+                    },
+                    upsert=True,
+                )
+            )
+        # Ordered: a repeated id keeps the last, and a retry after a failure converges.
+        await tx.messages.bulk_write(requests, ordered=True, session=tx.session)
+
+    async def _delete_messages(self, tx: _Tx, message_ids: Sequence[str]) -> set[str]:
+        ids = list(message_ids)
+        owners = {
+            doc["thread_id"]
+            async for doc in tx.messages.find({"_id": {"$in": ids}}, {"thread_id": 1}, session=tx.session)
+        }
+        await tx.messages.delete_many({"_id": {"$in": ids}}, session=tx.session)
+        return owners
+
+    # -- resources
+
+    async def _load_resource(self, tx: _Tx, resource_id: str, *, lock: bool = False) -> Resource | None:
+        if lock:
+            await self._lock(tx, f"resource:{resource_id}")
+        doc = await tx.resources.find_one({"_id": resource_id}, session=tx.session)
+        return None if doc is None else _resource(doc)
+
+    async def _write_resource(self, tx: _Tx, resource: Resource) -> None:
+        await tx.resources.replace_one(
+            {"_id": resource.id},
+            {
+                "working_memory": resource.working_memory,
+                "metadata": _json_or_none(resource.metadata, f"metadata of resource {resource.id}"),
+                "created_at": resource.created_at,
+                "updated_at": resource.updated_at,
+            },
+            upsert=True,
+            session=tx.session,
+        )
