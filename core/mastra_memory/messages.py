@@ -36,6 +36,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
 from .errors import ValidationError
+from .metadata_limits import RECORD_METADATA, metadata_problem, shown
 from .timestamps import canonical_timestamp, next_after, parse_timestamp
 
 Role = Literal["user", "assistant", "system", "signal"]
@@ -278,9 +279,21 @@ def coerce_datetime(value: Any, what: str) -> datetime:
     if isinstance(value, bool):
         raise ValidationError(f"{what} must be an aware datetime or an ISO-8601 string, got a bool")
     if isinstance(value, int):
-        return from_epoch_ms(value)
+        try:
+            return from_epoch_ms(value)
+        except OverflowError:  # beyond the years 1-9999 that datetime holds
+            raise ValidationError(
+                f"{what} of {value if abs(value) < 10**30 else 'so many'} epoch milliseconds is outside the "
+                "years 1-9999; pass milliseconds since 1970 (e.g. 1700000000000), an ISO-8601 string or an "
+                "aware datetime"
+            ) from None
     if isinstance(value, datetime | str):
-        return parse_timestamp(value, what)
+        try:
+            return parse_timestamp(value, what)
+        except OverflowError:  # e.g. 9999-12-31T23:00-05:00 is in the year 10000 in UTC
+            raise ValidationError(
+                f"{what} {value!s} is outside the years 1-9999 once converted to UTC"
+            ) from None
     raise ValidationError(
         f"{what} must be an aware datetime or an ISO-8601 string, got {type(value).__name__}"
     )
@@ -474,6 +487,12 @@ def normalize_messages(
             result.append(MastraDBMessage.model_validate(data))
         except PydanticValidationError as exc:
             raise _as_validation_error(exc, f"message [{position}]") from None
+    for position, message in enumerate(result):
+        # docs/spec.md §4.1: a message's metadata has the limits of a thread's.
+        metadata = message.content.metadata
+        problem = None if metadata is None else metadata_problem(metadata, RECORD_METADATA)
+        if problem is not None:
+            raise ValidationError(f"message [{position}] ({shown(message.id)}): content.{problem}")
     return result
 
 

@@ -19,6 +19,8 @@ import pytest_asyncio
 from mastra_memory.embedders import get_embedding_cache
 from mastra_memory.errors import ValidationError
 from mastra_memory.memory import Memory
+from mastra_memory.messages import normalize_messages
+from mastra_memory.storage import codec
 
 from mastra_memory_pgvector import PgVectorSettings
 from mastra_memory_pgvector.storage import PgStorage
@@ -78,10 +80,16 @@ async def test_save_messages_refuses_what_pgvector_cannot_index_before_storing(
 async def test_reindex_thread_skips_the_message_stored_before_the_fix_and_restores_the_rest(
     memory: Memory,
 ) -> None:
-    # As save_messages did before the fix: the storage write succeeds, no vector was written.
-    await memory.storage.save_messages(
-        [_msg("sur", BAD["sur"], 5), _msg("nul", BAD["nul"], 6), _msg("g3", "rye", 7)]
+    # As save_messages did before the fix: the storage write succeeds, no vector was written. Storage now
+    # refuses a lone surrogate too (docs/spec.md §4.1), so these rows are written as the old version wrote
+    # them: through the storage's hook, the content as ASCII-escaped JSON text.
+    storage = memory.storage
+    assert isinstance(storage, PgStorage)
+    old = normalize_messages(
+        [_msg("sur", BAD["sur"], 5), _msg("nul", BAD["nul"], 6), _msg("g3", "rye", 7)], resource_id="r"
     )
+    rows = [(m, codec.json_text(m.content.model_dump(), m.id, ensure_ascii=True)) for m in old]
+    await storage._transaction("TEST", lambda tx: storage._write_messages(tx, rows), write=True)
     await memory.vector.delete_index(INDEX)
     result = await memory.reindex_thread("t1")
     assert (int(result), result.skipped_ids) == (3, ["sur", "nul"])

@@ -16,7 +16,8 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
 from ..errors import FilterValidationError, ValidationError, error_id
-from ..messages import coerce_datetime
+from ..messages import MessageContentV2, coerce_datetime
+from ..metadata_limits import RECORD_METADATA, is_unicode, metadata_problem, text_problem
 from .metadata_filter import MetadataScalar, validate_metadata_filter
 from .records import (
     CloneArgs,
@@ -26,8 +27,11 @@ from .records import (
     ListMessagesQuery,
     ListThreadsQuery,
     MessageFilter,
+    MessageUpdate,
     OrderBy,
     PerPage,
+    Resource,
+    Thread,
     ThreadFilter,
     ThreadOrderBy,
     normalise_order_input,
@@ -36,6 +40,7 @@ from .records import (
 __all__ = [
     "DEFAULT_MESSAGES_PER_PAGE",
     "DEFAULT_THREADS_PER_PAGE",
+    "check_record_metadata",
     "non_blank",
     "parse_model",
     "validate_clone_args",
@@ -104,22 +109,61 @@ def validate_resource_id(
         return None
     if not isinstance(resource_id, str) or not resource_id.strip():
         raise _error(store, operation, "INVALID_RESOURCE_ID", "resource_id must be a non-empty string")
+    if not is_unicode(resource_id):
+        raise _error(
+            store,
+            operation,
+            "INVALID_RESOURCE_ID",
+            f"resource_id must be a non-empty string of Unicode text, got {resource_id[:60]!r} (an "
+            "unpaired surrogate)",
+        )
     return resource_id
 
 
 def parse_model(model: type[M], raw: Any, *, store: str, operation: str, status: str, what: str) -> M:
     """``raw`` as a ``model`` instance; pydantic's problems become one ValidationError ``invalid <what>: ...``
-    with the status given."""
+    with the status given.
+
+    The metadata a write brings — of a :class:`Thread`, a :class:`Resource`, a message's content
+    (``MessageContentV2``) or the content patch of a :class:`MessageUpdate` — is checked against the
+    limits of docs/spec.md §4.1 too (:func:`check_record_metadata`, status ``INVALID_METADATA``), and the
+    text of a message's content must be Unicode text.
+    """
     if isinstance(raw, model):
-        return raw
-    try:
-        return model.model_validate(raw)
-    except PydanticValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}" if where else err["msg"])
-        raise _error(store, operation, status, f"invalid {what}: " + "; ".join(problems)) from None
+        parsed = raw
+    else:
+        try:
+            parsed = model.model_validate(raw)
+        except PydanticValidationError as exc:
+            problems = []
+            for err in exc.errors():
+                where = ".".join(str(p) for p in err["loc"])
+                problems.append(
+                    f"{where}: {err['msg'].removeprefix('Value error, ')}" if where else err["msg"]
+                )
+            raise _error(store, operation, status, f"invalid {what}: " + "; ".join(problems)) from None
+    metadata: Any = None
+    if isinstance(parsed, Thread | Resource | MessageContentV2):
+        metadata = parsed.metadata
+    elif isinstance(parsed, MessageUpdate) and parsed.content is not None:
+        metadata = parsed.content.get("metadata")
+    check_record_metadata(metadata, what, store=store, operation=operation)
+    if isinstance(parsed, MessageContentV2):  # text of a write must be Unicode text (docs/spec.md §4.1)
+        unpaired = text_problem(parsed.model_dump())
+        if unpaired is not None:
+            raise _error(store, operation, status, f"invalid {what}: {unpaired}")
+    return parsed
+
+
+def check_record_metadata(metadata: Any, what: str, *, store: str, operation: str) -> None:
+    """Metadata of a thread, a resource or a message within the limits of docs/spec.md §4.1 (depth, keys,
+    size, Unicode text: :data:`~mastra_memory.metadata_limits.RECORD_METADATA`), else ValidationError
+    ``<OPERATION>_INVALID_METADATA``. ``None`` and non-dicts are left to the type checks."""
+    if not isinstance(metadata, Mapping):
+        return
+    problem = metadata_problem(metadata, RECORD_METADATA)
+    if problem is not None:
+        raise _error(store, operation, "INVALID_METADATA", f"invalid {what}: {problem}")
 
 
 def _parse_message_filter(raw: Any, *, store: str, operation: str) -> MessageFilter | None:
@@ -196,9 +240,12 @@ def _parse_include(raw: Any, *, store: str, operation: str) -> tuple[IncludeItem
                 f"include[{index}] has unknown keys: {', '.join(unknown)}",
             )
         item_id = _lookup(item, "id")
-        if not isinstance(item_id, str) or not item_id.strip():
+        if not isinstance(item_id, str) or not item_id.strip() or not is_unicode(item_id):
             raise _error(
-                store, operation, "INVALID_INCLUDE", f"include[{index}].id must be a non-empty string"
+                store,
+                operation,
+                "INVALID_INCLUDE",
+                f"include[{index}].id must be a non-empty string (of Unicode text)",
             )
         for count in ("with_previous_messages", "with_next_messages"):
             value = _lookup(item, count)
@@ -207,8 +254,13 @@ def _parse_include(raw: Any, *, store: str, operation: str) -> tuple[IncludeItem
                     store, operation, "INVALID_INCLUDE", f"include[{index}].{count} must be an integer >= 0"
                 )
         hint = _lookup(item, "thread_id")
-        if hint is not None and not isinstance(hint, str):
-            raise _error(store, operation, "INVALID_INCLUDE", f"include[{index}].thread_id must be a string")
+        if hint is not None and (not isinstance(hint, str) or not is_unicode(hint)):
+            raise _error(
+                store,
+                operation,
+                "INVALID_INCLUDE",
+                f"include[{index}].thread_id must be a string (of Unicode text)",
+            )
         items.append(
             IncludeItem(
                 id=item_id,
@@ -309,6 +361,14 @@ def validate_list_messages_args(
             operation,
             "INVALID_THREAD_ID",
             "thread_id must be a non-empty string or a list of non-empty strings",
+        )
+    if not all(is_unicode(t) for t in ids):
+        raise _error(
+            store,
+            operation,
+            "INVALID_THREAD_ID",
+            "thread_id must be a non-empty string or a list of non-empty strings of Unicode text (no "
+            "unpaired surrogates)",
         )
     return _message_query(
         tuple(dict.fromkeys(ids)),
@@ -435,9 +495,25 @@ def non_blank(value: Any, name: str, *, store: str, operation: str) -> str:
 
 
 def validate_list(value: Any, name: str, *, store: str, operation: str) -> None:
-    """A batch argument (``messages``, ``updates``) must be a list, not a string, a dict or a scalar."""
+    """A batch argument (``messages``, ``updates``) must be a list, not a string, a dict or a scalar.
+
+    Each item, as given, must be Unicode text throughout and nested at most
+    :data:`~mastra_memory.metadata_limits.MAX_CONTENT_DEPTH` levels (docs/spec.md §4.1); a problem is a
+    ValidationError ``INVALID_MESSAGE`` (``messages``) or ``INVALID_ARGS`` (``updates``).
+    """
     if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
         raise _error(store, operation, "INVALID_ARGS", f"{name} must be a list of {name}")
+    if not isinstance(value, Sequence):
+        return  # an iterator: checked once normalised, not consumed here
+    for index, item in enumerate(value):
+        problem = text_problem(item)
+        if problem is not None:
+            raise _error(
+                store,
+                operation,
+                "INVALID_MESSAGE" if name == "messages" else "INVALID_ARGS",
+                f"{name}[{index}]: {problem}",
+            )
 
 
 def _check_patch(metadata: Any, texts: Mapping[str, Any], *, store: str, operation: str) -> None:
@@ -446,6 +522,7 @@ def _check_patch(metadata: Any, texts: Mapping[str, Any], *, store: str, operati
             raise _error(store, operation, "INVALID_ARGS", f"{name} must be a string")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise _error(store, operation, "INVALID_ARGS", "metadata must be a dict")
+    check_record_metadata(metadata, "metadata patch", store=store, operation=operation)
 
 
 def validate_thread_patch(id: Any, title: Any, metadata: Any, *, store: str) -> None:

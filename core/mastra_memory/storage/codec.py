@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ..errors import ValidationError
 from ..messages import MastraDBMessage
+from ..metadata_limits import is_unicode
 from ..timestamps import canonical_timestamp
 from .records import Resource, Thread
 
@@ -42,15 +43,30 @@ def _json_default(value: Any) -> Any:
 
 
 def json_text(value: Any, what: str, *, ensure_ascii: bool = False) -> str:
-    """Compact JSON text of plain data; ``what`` names the value in the ValidationError otherwise."""
+    """Compact JSON text of plain data; ``what`` names the value in the ValidationError otherwise.
+
+    Text must be Unicode: a string with an unpaired surrogate cannot be stored as UTF-8 (docs/spec.md
+    §4.1), and data nested beyond what the encoder can walk is refused rather than raising RecursionError.
+    """
     try:
-        return json.dumps(
+        text = json.dumps(
             value, ensure_ascii=ensure_ascii, allow_nan=False, separators=(",", ":"), default=_json_default
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: a datetime beyond UTC's years
         raise ValidationError(
             f"{what} is not JSON-serialisable (no NaN, infinities or objects): {exc}"
         ) from None
+    except RecursionError:
+        raise ValidationError(
+            f"{what} is nested too deeply to be stored; flatten it (e.g. store the deep part as a JSON "
+            "string)"
+        ) from None
+    if not ensure_ascii and not is_unicode(text):
+        raise ValidationError(
+            f"{what} contains an unpaired surrogate, which is not Unicode text and cannot be stored; "
+            "pass valid Unicode (e.g. decode bytes with errors='replace')"
+        )
+    return text
 
 
 def json_text_or_none(value: Mapping[str, Any] | None, what: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from ..errors import ThreadNotFoundError, ValidationError, error_id
 from ..messages import MastraDBMessage
+from ..metadata_limits import is_unicode
 from .codec import json_text
 from .records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
 
@@ -59,12 +60,15 @@ class StorageHooks(ABC):
         """
 
     def _text_problem(self, text: str) -> str | None:
-        """Why the backend cannot hold ``text``, completing "<what> ...", or ``None`` (the default).
+        """Why the backend cannot hold ``text``, completing "<what> ...", or ``None``.
 
         Writes refuse such text with ValidationError before any I/O; an id the backend cannot hold cannot
-        exist, so reads skip it. PostgreSQL text, for instance, holds neither U+0000 nor lone surrogates.
+        exist, so reads skip it. The default refuses unpaired surrogates, which are not Unicode text and
+        no backend can store (docs/spec.md §4.1); PostgreSQL text, for instance, holds no U+0000 either.
         """
-        return None
+        if is_unicode(text):
+            return None
+        return "contains an unpaired surrogate, which is not Unicode text and cannot be stored"
 
     def _encode_content(self, message: MastraDBMessage) -> Any:
         """The stored form of a message's content, made before any I/O; ValidationError if it is not

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from ..errors import FilterValidationError
+from ..metadata_limits import is_unicode, shown
 
 __all__ = ["MetadataScalar", "metadata_matches", "validate_metadata_filter"]
 
@@ -39,10 +40,13 @@ def validate_metadata_filter(value: Any) -> dict[str, MetadataScalar]:
             or key in _RESERVED_METADATA_KEYS
             or not _METADATA_KEY.match(key)
         ):
-            raise FilterValidationError(f'invalid metadata filter key "{key}"')
+            raise FilterValidationError(
+                f'invalid metadata filter key "{shown(key) if isinstance(key, str) else key}"'
+            )
         valid = (
             item is None
-            or isinstance(item, str | bool | int)
+            or isinstance(item, bool | int)
+            or (isinstance(item, str) and is_unicode(item))  # no stored text holds an unpaired surrogate
             or (isinstance(item, float) and math.isfinite(item))
         )
         if not valid:

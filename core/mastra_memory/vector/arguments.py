@@ -8,10 +8,11 @@ argument rules of §3.1, each raising a typed error whose id names the public op
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set, Sized
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -26,10 +27,46 @@ from ..errors import (
     ValidationError,
     error_id,
 )
+from ..metadata_limits import VECTOR_METADATA, is_unicode, shape_problem, shown, size_problem
 from ..timestamps import canonical_timestamp
-from .records import MAX_ID_LENGTH, MIN_COSINE_NORM, PORTABLE_INDEX_NAME, RESERVED_PREFIX, IndexConfig
+from .records import (
+    MAX_DIMENSION,
+    MAX_ID_LENGTH,
+    MAX_TOP_K,
+    MAX_VECTOR_NORM,
+    MIN_COSINE_NORM,
+    PORTABLE_INDEX_NAME,
+    RESERVED_PREFIX,
+    IndexConfig,
+)
 
 __all__ = ["VectorArguments", "normalise_metadata"]
+
+#: The types of vector components that need no per-element check (bools are not numbers here).
+_NUMBER_TYPES: frozenset[type] = frozenset(
+    {float, int, np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8}
+    | {np.uint64, np.uint32, np.uint16, np.uint8}
+)
+_FLOAT32_RANGE = (
+    "is outside the float32 range vector stores keep (magnitude at most about 3.4e38); scale the vector "
+    "down, e.g. normalise it to length 1"
+)
+
+
+def _fits_float(value: Any) -> bool:
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters (and never failing on huge integers)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of about {len(format(value, 'x')) * 1.2:.0f} digits"
+    text = repr(value)
+    return shown(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def normalise_metadata(value: Any, path: str = "") -> Any:
@@ -51,6 +88,11 @@ def normalise_metadata(value: Any, path: str = "") -> Any:
             return canonical_timestamp(value)
         except ValidationError as exc:
             raise ValueError(f"metadata value at {path or '<root>'}: {exc}") from exc
+        except OverflowError:
+            raise ValueError(
+                f"metadata value at {path or '<root>'}: {value.isoformat()} is outside the years 1-9999 "
+                "once converted to UTC"
+            ) from None
     if isinstance(value, (list, tuple)):
         return [normalise_metadata(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, Mapping):
@@ -121,13 +163,25 @@ class VectorArguments:
     # --- vectors (docs/spec.md §3.3) -----------------------------------------------------------
 
     def _matrix(self, operation: str, vectors: Any) -> npt.NDArray[np.float64]:
-        if (
-            vectors is None
-            or (not isinstance(vectors, np.ndarray) and not isinstance(vectors, Sequence))
-            or (isinstance(vectors, str))
-            or len(vectors) == 0
-        ):
+        if vectors is None or (isinstance(vectors, Sized) and len(vectors) == 0):
             raise self._error(ValidationError, operation, "EMPTY_VECTORS", "vectors must not be empty")
+        if isinstance(vectors, np.ndarray) and vectors.ndim == 2 and vectors.dtype.kind in "fiu":
+            if vectors.shape[1] == 0:
+                raise self._error(
+                    ValidationError,
+                    operation,
+                    "INVALID_VECTOR",
+                    "vector [0][0]: a vector must be a non-empty list",
+                )
+            return self._checked(operation, vectors.astype(np.float64), "vector ")
+        if not isinstance(vectors, np.ndarray | Sequence) or isinstance(vectors, str | bytes | bytearray):
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_VECTOR",
+                f"vector [0]: vectors must be a list of vectors (lists of numbers), got "
+                f"{type(vectors).__name__}",
+            )
         rows: list[npt.NDArray[np.float64]] = []
         for i, vec in enumerate(vectors):
             rows.append(self._vector(operation, vec, f"vector [{i}]", "INVALID_VECTOR"))
@@ -142,10 +196,51 @@ class VectorArguments:
         return np.vstack(rows)
 
     def _vector(self, operation: str, vec: Any, label: str, status: str) -> npt.NDArray[np.float64]:
+        """One vector as float64, or ValidationError naming ``label[j]``: numbers only (bools are not),
+        each finite in float32, the length at most :data:`MAX_VECTOR_NORM` (docs/spec.md §3.3)."""
+        if isinstance(vec, np.ndarray) and vec.dtype.kind == "O":
+            vec = vec.tolist()
         if isinstance(vec, np.ndarray):
-            arr = vec
-        elif isinstance(vec, Sequence) and not isinstance(vec, str):
-            arr = np.asarray(vec) if len(vec) else np.zeros(0)
+            if vec.ndim != 1 or vec.shape[0] == 0:
+                raise self._error(
+                    ValidationError, operation, status, f"{label}[0]: a vector must be a non-empty list"
+                )
+            if vec.dtype.kind not in "fiu":
+                raise self._error(
+                    ValidationError,
+                    operation,
+                    status,
+                    f"{label}[0] is not a number: the array holds {vec.dtype} values",
+                )
+            arr = vec.astype(np.float64)
+        elif isinstance(vec, Sequence) and not isinstance(vec, str | bytes | bytearray):
+            if len(vec) == 0:
+                raise self._error(
+                    ValidationError, operation, status, f"{label}[0]: a vector must be a non-empty list"
+                )
+            if not set(map(type, vec)) <= _NUMBER_TYPES:
+                for j, x in enumerate(vec):
+                    if isinstance(x, bool | np.bool_) or not isinstance(
+                        x, int | float | np.integer | np.floating
+                    ):
+                        raise self._error(
+                            ValidationError,
+                            operation,
+                            status,
+                            f"{label}[{j}] is not a number: {_short(x)} (bools are not numbers here)"
+                            if isinstance(x, bool | np.bool_)
+                            else f"{label}[{j}] is not a number: {_short(x)}",
+                        )
+            try:
+                arr = np.asarray(vec, dtype=np.float64)
+            except OverflowError:  # a Python int beyond the float range
+                j = next(j for j, x in enumerate(vec) if not _fits_float(x))
+                raise self._error(
+                    ValidationError,
+                    operation,
+                    status,
+                    f"{label}[{j}] {_FLOAT32_RANGE} (an integer that large)",
+                ) from None
         else:
             raise self._error(
                 ValidationError,
@@ -153,23 +248,51 @@ class VectorArguments:
                 status,
                 f"{label}[0]: expected a list of numbers, got {type(vec).__name__}",
             )
-        if arr.ndim != 1 or arr.shape[0] == 0:
-            raise self._error(
-                ValidationError, operation, status, f"{label}[0]: a vector must be a non-empty list"
-            )
-        if arr.dtype.kind not in "fiu":
-            for j, x in enumerate(vec):
-                if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-                    raise self._error(
-                        ValidationError, operation, status, f"{label}[{j}] is not a number: {x!r}"
-                    )
-            arr = np.asarray(vec, dtype=np.float64)
-        arr = arr.astype(np.float64, copy=False)
-        bad = np.flatnonzero(~np.isfinite(arr))
+        row: npt.NDArray[np.float64] = self._checked(operation, arr.reshape(1, -1), label)[0]
+        return row
+
+    def _checked(
+        self, operation: str, matrix: npt.NDArray[np.float64], label: str
+    ) -> npt.NDArray[np.float64]:
+        """``matrix`` (rows are vectors) if every value is finite in float32 and every row short enough.
+
+        ``label`` names a single vector (``vector [0]``, ``query_vector``) or, ending in a space, the rows
+        of a matrix (``vector `` + ``[i]``).
+        """
+
+        def name(i: int) -> str:
+            return f"{label}[{i}]" if label.endswith(" ") else label
+
+        status = "INVALID_VECTOR"
+        bad = np.argwhere(~np.isfinite(matrix))
         if bad.size:
-            j = int(bad[0])
-            raise self._error(ValidationError, operation, status, f"{label}[{j}] is not finite: {arr[j]!r}")
-        return arr
+            i, j = (int(x) for x in bad[0])
+            raise self._error(
+                ValidationError, operation, status, f"{name(i)}[{j}] is not finite: {matrix[i, j]!r}"
+            )
+        with np.errstate(over="ignore"):
+            overflow = np.argwhere(~np.isfinite(matrix.astype(np.float32)))
+        if overflow.size:
+            i, j = (int(x) for x in overflow[0])
+            raise self._error(
+                ValidationError,
+                operation,
+                status,
+                f"{name(i)}[{j}] = {float(matrix[i, j]):.6g} {_FLOAT32_RANGE}",
+            )
+        norms = np.linalg.norm(matrix, axis=1)
+        long = np.flatnonzero(norms > MAX_VECTOR_NORM)
+        if long.size:
+            i = int(long[0])
+            raise self._error(
+                ValidationError,
+                operation,
+                status,
+                f"{name(i)} is too long: its length {float(norms[i]):.4g} is above {MAX_VECTOR_NORM:.0e}, "
+                "where float32 scores overflow (cosine 0 or NaN, infinite dot products, euclidean records "
+                "dropped); scale the vector down, e.g. normalise it to length 1",
+            )
+        return matrix
 
     def _check_direction(
         self,
@@ -252,19 +375,15 @@ class VectorArguments:
         metadata_indexes: Any,
     ) -> tuple[Metric, IndexConfig, list[str]]:
         """The checked ``create_index`` arguments: (metric, config, metadata index keys)."""
-        max_dim = self.capabilities.max_dimension
-        if (
-            isinstance(dimension, bool)
-            or not isinstance(dimension, int)
-            or dimension < 1
-            or (max_dim is not None and dimension > max_dim)
-        ):
-            limit = f" (at most {max_dim} on {self.store_name})" if max_dim else ""
+        declared = self.capabilities.max_dimension
+        max_dim = MAX_DIMENSION if declared is None else min(declared, MAX_DIMENSION)
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or not 1 <= dimension <= max_dim:
             raise self._error(
                 ValidationError,
                 operation,
                 "INVALID_ARGS",
-                f"dimension must be a positive integer{limit}, got {dimension!r}",
+                f"dimension must be a positive integer (at most {max_dim} on {self.store_name}), "
+                f"got {_short(dimension)}",
             )
         config = IndexConfig.from_any(index_config)
         chosen: Any = (
@@ -305,6 +424,15 @@ class VectorArguments:
         """The checked ``upsert`` arguments: (matrix, ids, normalised metadata); missing ids are generated."""
         matrix = self._matrix(operation, vectors)
         n = matrix.shape[0]
+        if metadata is not None and (
+            isinstance(metadata, str | bytes | bytearray | Mapping) or not isinstance(metadata, Sequence)
+        ):
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_METADATA",
+                f"metadata must be a list of dicts, one per vector, got {type(metadata).__name__}",
+            )
         if metadata is not None and len(metadata) not in (0, n):
             raise self._error(
                 ValidationError,
@@ -312,44 +440,21 @@ class VectorArguments:
                 "METADATA_LENGTH_MISMATCH",
                 f"metadata length {len(metadata)} does not match vectors length {n}",
             )
-        if ids is not None and len(ids) != n:
+        id_list = None if ids is None else self._id_list(operation, ids, ordered=True)
+        if id_list is not None and len(id_list) != n:
             raise self._error(
                 ValidationError,
                 operation,
                 "IDS_LENGTH_MISMATCH",
-                f"ids length {len(ids)} does not match vectors length {n}",
+                f"ids length {len(id_list)} does not match vectors length {n}",
             )
-        if ids is None:
+        if id_list is None:
             id_list = [str(uuid.uuid4()) for _ in range(n)]
         else:
-            id_list = list(ids)
-            for i, rid in enumerate(id_list):
-                if not isinstance(rid, str) or not rid or len(rid) > MAX_ID_LENGTH:
-                    raise self._error(
-                        ValidationError,
-                        operation,
-                        "INVALID_ID",
-                        f"ids must be non-empty strings of at most {MAX_ID_LENGTH} characters "
-                        f"(ids[{i}] = {rid!r})",
-                    )
-        metas: list[dict[str, Any]] = []
-        for i in range(n):
-            raw = metadata[i] if metadata else {}
-            if raw is None:
-                raw = {}
-            if not isinstance(raw, Mapping):
-                raise self._error(
-                    ValidationError,
-                    operation,
-                    "INVALID_METADATA",
-                    f"metadata[{i}] must be a dict, got {type(raw).__name__}",
-                )
-            try:
-                metas.append(normalise_metadata(raw))
-            except ValueError as exc:
-                raise self._error(
-                    ValidationError, operation, "INVALID_METADATA", f"metadata[{i}]: {exc}"
-                ) from exc
+            self._check_ids(operation, id_list, max_length=MAX_ID_LENGTH)
+        metas = [
+            self._metadata(operation, metadata[i] if metadata else None, f"metadata[{i}]") for i in range(n)
+        ]
         return matrix, id_list, metas
 
     def _query_arguments(
@@ -361,15 +466,17 @@ class VectorArguments:
                 ValidationError,
                 operation,
                 "INVALID_TOP_K",
-                f"top_k must be a positive integer, got {top_k!r}",
+                f"top_k must be a positive integer, got {_short(top_k)}",
             )
-        limit = self.capabilities.max_top_k
-        if limit is not None and top_k > limit:
+        declared = self.capabilities.max_top_k
+        limit = MAX_TOP_K if declared is None else min(declared, MAX_TOP_K)
+        if top_k > limit:
             raise self._error(
                 ValidationError,
                 operation,
                 "TOP_K_TOO_LARGE",
-                f"top_k {top_k} exceeds the limit of {limit} on {self.store_name}",
+                f"top_k {_short(top_k)} exceeds the limit of {limit} on {self.store_name}; ask for fewer "
+                "results (narrow the query with a filter to see others)",
             )
         if query_vector is not None:
             return self._vector(operation, query_vector, "query_vector", "INVALID_VECTOR")
@@ -401,26 +508,20 @@ class VectorArguments:
         unknown = set(update) - {"vector", "metadata"}
         if unknown:
             raise self._error(
-                ValidationError, operation, "INVALID_ARGS", f"unknown update keys {sorted(unknown)}"
+                ValidationError, operation, "INVALID_ARGS", f"unknown update keys {sorted(map(str, unknown))}"
             )
         vec = None
         if update.get("vector") is not None:
             vec = self._vector(operation, update["vector"], "vector [0]", "INVALID_VECTOR")
         meta = None
         if "metadata" in update:
-            raw = update["metadata"] or {}
-            if not isinstance(raw, Mapping):
-                raise self._error(ValidationError, operation, "INVALID_METADATA", "metadata must be a dict")
-            try:
-                meta = normalise_metadata(raw)
-            except ValueError as exc:
-                raise self._error(ValidationError, operation, "INVALID_METADATA", str(exc)) from exc
+            meta = self._metadata(operation, update["metadata"] or {}, "metadata")
         if vec is None and meta is None:
             raise self._error(
                 ValidationError, operation, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
             )
-        if id is not None and (not isinstance(id, str) or not id):
-            raise self._error(ValidationError, operation, "INVALID_ID", "ids must be non-empty strings")
+        if id is not None:
+            self._check_ids(operation, [id], max_length=MAX_ID_LENGTH)
         return vec, meta
 
     def _delete_arguments(self, operation: str, ids: Sequence[str] | None, filter: Any) -> list[str] | None:
@@ -435,13 +536,97 @@ class VectorArguments:
             )
         if ids is None:
             return None
-        if len(ids) == 0:
+        id_list = self._id_list(operation, ids, ordered=False)
+        if len(id_list) == 0:
             raise self._error(
                 ValidationError, operation, "INVALID_ARGS", "empty ids array: pass at least one id"
             )
-        self._check_ids(operation, ids)
-        return list(dict.fromkeys(ids))
+        self._check_ids(operation, id_list)
+        return list(dict.fromkeys(id_list))
 
-    def _check_ids(self, operation: str, ids: Sequence[Any]) -> None:
-        if not all(isinstance(i, str) and i for i in ids):
-            raise self._error(ValidationError, operation, "INVALID_ID", "ids must be non-empty strings")
+    # --- ids (docs/spec.md §3.5) ---------------------------------------------------------------
+
+    def _id_list(self, operation: str, ids: Any, *, ordered: bool) -> list[Any]:
+        """``ids`` as a list; a string, bytes, a dict or a scalar is a ValidationError (docs/spec.md §3.3).
+
+        A string is a sequence of characters: accepting it would split ``"r1"`` into the ids ``"r"`` and
+        ``"1"``. ``ordered`` (upsert, where ids pair with vectors) also refuses unordered sets.
+        """
+        if isinstance(ids, str | bytes | bytearray):
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_ID",
+                f"ids must be a list of id strings, not a {type(ids).__name__} (it would be split into "
+                f"its characters); pass [{_short(ids)}] for one id",
+            )
+        if isinstance(ids, Mapping) or not isinstance(ids, Iterable) or (ordered and isinstance(ids, Set)):
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_ID",
+                f"ids must be a list of id strings{' in the order of the vectors' if ordered else ''}, "
+                f"got {type(ids).__name__}",
+            )
+        return list(ids)
+
+    def _check_ids(self, operation: str, ids: Sequence[Any], max_length: int | None = None) -> None:
+        """Each id is a non-empty string of Unicode text (of at most ``max_length`` characters when given)."""
+        for i, rid in enumerate(ids):
+            if (
+                not isinstance(rid, str)
+                or not rid
+                or (max_length is not None and len(rid) > max_length)
+                or not is_unicode(rid)
+            ):
+                limit = f" of at most {max_length} characters" if max_length is not None else ""
+                raise self._error(
+                    ValidationError,
+                    operation,
+                    "INVALID_ID",
+                    f"ids must be non-empty strings{limit} that encode as UTF-8 (no unpaired surrogates) "
+                    f"(ids[{i}] = {_short(rid)})",
+                )
+
+    # --- metadata (docs/spec.md §3.6) ----------------------------------------------------------
+
+    def _metadata(self, operation: str, raw: Any, label: str) -> dict[str, Any]:
+        """One record's metadata, normalised, or ValidationError ``…_INVALID_METADATA`` naming ``label``.
+
+        Within the limits of :data:`~mastra_memory.metadata_limits.VECTOR_METADATA` (depth, keys, size,
+        Unicode text; checked without recursion), JSON data (:func:`normalise_metadata`), and storable by
+        this backend (:meth:`_metadata_problem`).
+        """
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_METADATA",
+                f"{label} must be a dict, got {type(raw).__name__}",
+            )
+        problem = shape_problem(raw, VECTOR_METADATA)
+        if problem is None:
+            try:
+                meta: dict[str, Any] = normalise_metadata(raw)
+                problem = size_problem(
+                    json.dumps(meta, ensure_ascii=False, allow_nan=False, separators=(",", ":")),
+                    VECTOR_METADATA,
+                )
+            except ValueError as exc:  # normalise_metadata's problems; an int of too many digits
+                problem = str(exc)
+        if problem is None:
+            problem = self._metadata_problem(meta)
+        if problem is not None:
+            raise self._error(ValidationError, operation, "INVALID_METADATA", f"{label}: {problem}")
+        return meta
+
+    def _metadata_problem(self, metadata: dict[str, Any]) -> str | None:
+        """Why this backend cannot store ``metadata`` (normalised and within the shared limits), or None.
+
+        Adapters with limits of their own (declared as deviations in their manifest) override this; it
+        runs in the shared validation, before any I/O, so ``Memory`` sees it before it stores a message.
+        The default accepts everything.
+        """
+        return None

@@ -32,6 +32,17 @@ MAX_ID_LENGTH = 512
 #: float32 (about 1.08e-19). A shorter vector has no direction at the float32 precision backends store and
 #: score in (its squared length is zero or subnormal), so its cosine similarity is undefined or garbage.
 MIN_COSINE_NORM = float(np.sqrt(np.finfo(np.float32).tiny))
+#: Longest vector any index accepts (docs/spec.md §3.3). Backends store and score in float32, whose largest
+#: finite value is about 3.4e38: from a length of about 1.8e19 the squared length overflows, and cosine
+#: scores become 0 or NaN, dot products infinite, and euclidean records drop out of queries. Up to 1e18
+#: every score (dot product at most 1e36, squared distance at most 4e36) stays finite with room to spare.
+MAX_VECTOR_NORM = 1e18
+#: Largest ``dimension`` of ``create_index`` on any store (docs/spec.md §3.3, §3.9): Qdrant's maximum; a
+#: manifest's ``max_dimension`` may be lower.
+MAX_DIMENSION = 65_536
+#: Largest ``top_k`` of ``query`` on any store (docs/spec.md §3.3): above what retrieval asks for, and within
+#: every backend's native limit type (LanceDB's is 32-bit); a manifest's ``max_top_k`` may be lower.
+MAX_TOP_K = 1_000_000
 
 
 class _Model(BaseModel):

@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ from typing import Any, Final, TypeVar, cast
 
 import qdrant_edge as qe
 from mastra_memory.capabilities import Metric
+from mastra_memory.errors import VectorStoreError, error_id
 
 from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
 from .payload import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
@@ -145,6 +146,37 @@ def _forget(path: Path) -> None:
         entry.close()
 
 
+# --- engine panics ---------------------------------------------------------------------------------
+
+#: What a caller, not the engine, raises: these pass through unchanged.
+_CONTROL_FLOW: Final = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
+
+
+async def _guarded(name: str, work: Awaitable[T]) -> T:
+    """``await work``, with an engine panic turned into :class:`VectorStoreError`.
+
+    A Rust panic inside the engine reaches Python as ``pyo3_runtime.PanicException``, which derives from
+    ``BaseException``, not ``Exception``: it would escape every ``except Exception`` (the template's
+    error wrapping included) and end the caller's task. It becomes ``VectorStoreError`` with the id
+    ``MASTRA_VECTOR_QDRANT_ENGINE_PANIC`` and the panic as ``__cause__``. Cancellation, interrupts and
+    exits pass through unchanged.
+    """
+    try:
+        return await work
+    except _CONTROL_FLOW:
+        raise
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise VectorStoreError(
+            f"the qdrant-edge engine panicked on index {name!r} ({type(exc).__name__}: {exc}); the index's "
+            "shard may be damaged: if this repeats, recreate the index and reindex its records "
+            "(Memory.reindex for memory indexes)",
+            id=error_id("VECTOR", "qdrant", "", "ENGINE_PANIC"),
+            details={"index": name, "panic": type(exc).__name__},
+        ) from exc
+
+
 # --- the backend -------------------------------------------------------------------------------------
 
 
@@ -192,9 +224,12 @@ class EdgeBackend(QdrantBackend):
         return entry
 
     async def _run(self, name: str, call: Callable[[qe.EdgeShard], T]) -> T:
-        entry = await self._entry(name)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(entry.executor, call, entry.shard)
+        async def run() -> T:
+            entry = await self._entry(name)
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(entry.executor, call, entry.shard)
+
+        return await _guarded(name, run())
 
     async def info(self, name: str) -> IndexInfo | None:
         return await asyncio.to_thread(self._read_sidecar, name)
@@ -253,7 +288,7 @@ class EdgeBackend(QdrantBackend):
         return True
 
     async def create(self, name: str, info: IndexInfo, keyword_fields: list[str]) -> bool:
-        return await asyncio.to_thread(self._create, name, info, keyword_fields)
+        return await _guarded(name, asyncio.to_thread(self._create, name, info, keyword_fields))
 
     async def ensure_keyword_fields(self, name: str, keyword_fields: list[str]) -> None:
         def ensure(shard: qe.EdgeShard) -> None:
@@ -282,7 +317,7 @@ class EdgeBackend(QdrantBackend):
             shutil.rmtree(self._dir(name), ignore_errors=True)
 
         self._held.pop(name, None)
-        await asyncio.to_thread(remove)
+        await _guarded(name, asyncio.to_thread(remove))
 
     async def upsert(self, name: str, points: list[PointRecord]) -> None:
         batch = [qe.Point(p.point_id, p.vector, p.payload) for p in points]
@@ -291,7 +326,7 @@ class EdgeBackend(QdrantBackend):
     async def after_upsert(self, name: str) -> None:
         if self._threshold <= 0:
             return
-        entry = await self._entry(name)
+        entry = await _guarded(name, self._entry(name))
 
         def maybe_optimize(shard: qe.EdgeShard) -> None:
             count = shard.info().points_count
@@ -302,7 +337,7 @@ class EdgeBackend(QdrantBackend):
         await self._run(name, maybe_optimize)
 
     async def optimize(self, name: str) -> None:
-        entry = await self._entry(name)
+        entry = await _guarded(name, self._entry(name))
 
         def run(shard: qe.EdgeShard) -> None:
             shard.optimize()
@@ -391,4 +426,4 @@ class EdgeBackend(QdrantBackend):
     async def close(self) -> None:
         held, self._held = self._held, {}
         for name, entry in held.items():
-            await asyncio.to_thread(_release, self._shard_path(name), entry)
+            await _guarded(name, asyncio.to_thread(_release, self._shard_path(name), entry))

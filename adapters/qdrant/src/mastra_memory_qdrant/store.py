@@ -9,7 +9,10 @@ local mode) or the embedded qdrant-edge engine:
   result carries it.
 * **Payload**: the metadata verbatim, the original id, the norm of the written vector, and the filter
   document of :mod:`.payload` that makes every declared operator exact. Integers outside int64 are
-  rejected (declared ``int64-range``).
+  rejected (declared ``int64-range``), and so is metadata whose filter document would exceed 4 MiB
+  (declared ``filter-document-size``: long keys deep in nested objects, or many levels of arrays of
+  objects); both are checked with the shared validation, before any I/O
+  (:meth:`QdrantVector._metadata_problem`).
 * **Vectors** (docs/spec.md §3.2): Qdrant normalises the vectors of a cosine collection on write; a
   query with ``include_vector=True`` scales the unit vector back to the norm kept in the payload
   (``_mastra_norm``), so it returns what was written. Every vector write (upsert, ``update_vector``)
@@ -43,10 +46,12 @@ from .capabilities import QDRANT_CAPABILITIES, UPSERT_BATCH
 from .payload import (
     FACTS_KEY,
     FILTER_ROOT,
+    MAX_FILTER_DOCUMENT_SIZE,
     RESERVED_ID,
     RESERVED_NORM,
     VALUES_PREFIX,
     build_payload,
+    filter_document_size,
     integer_out_of_range,
     metadata_of,
     path_code,
@@ -136,22 +141,24 @@ class QdrantVector(MastraVector):
             self._infos[name] = info
         return info
 
-    def _check_integers(self, operation: str, metadata: dict[str, Any], position: str) -> None:
+    def _metadata_problem(self, metadata: dict[str, Any]) -> str | None:
+        """Qdrant's own limits, checked by the shared validation before any I/O (declared deviations
+        ``int64-range`` and ``filter-document-size``)."""
         bad = integer_out_of_range(metadata)
         if bad is not None:
-            raise self._error(
-                ValidationError,
-                operation,
-                "INVALID_METADATA",
-                f"{position}: the integer at {bad} is outside the signed 64-bit range, which Qdrant "
-                "cannot store exactly (declared deviation int64-range); store it as a string or a float",
+            return (
+                f"the integer at {bad} is outside the signed 64-bit range, which Qdrant cannot store "
+                "exactly (declared deviation int64-range); store it as a string or a float"
             )
-
-    def _payload(
-        self, operation: str, record_id: str, metadata: dict[str, Any], position: str, norm: float | None
-    ) -> dict[str, Any]:
-        self._check_integers(operation, metadata, position)
-        return build_payload(record_id, metadata, norm)
+        size = filter_document_size(metadata)
+        if size > MAX_FILTER_DOCUMENT_SIZE:
+            return (
+                f"its Qdrant filter document would hold more than {MAX_FILTER_DOCUMENT_SIZE:,} characters "
+                "(it repeats every key's full path, and each level of arrays of objects doubles what lies "
+                "below it; declared deviation filter-document-size); use shorter keys, nest fewer arrays "
+                "of objects inside one another, or store the deep part as a JSON string"
+            )
+        return None
 
     @staticmethod
     def _stored_norm(payload: dict[str, Any]) -> float | None:
@@ -224,11 +231,7 @@ class QdrantVector(MastraVector):
     ) -> None:
         norms = np.linalg.norm(vectors, axis=1).tolist()
         points = [
-            PointRecord(
-                point_id(rid),
-                vectors[i].tolist(),
-                self._payload("UPSERT", rid, metadata[i], f"metadata[{i}]", norms[i]),
-            )
+            PointRecord(point_id(rid), vectors[i].tolist(), build_payload(rid, metadata[i], norms[i]))
             for i, rid in enumerate(ids)
         ]
         for batch in _batches(points, UPSERT_BATCH):
@@ -306,8 +309,6 @@ class QdrantVector(MastraVector):
     async def _update_by_id(
         self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
     ) -> None:
-        if metadata is not None:
-            self._check_integers("UPDATE_VECTOR", metadata, "metadata")
         pid = point_id(id)
         found = await self._backend.existing(name, [pid])
         if pid not in found:
@@ -326,8 +327,6 @@ class QdrantVector(MastraVector):
         vector: npt.NDArray[np.float64] | None,
         metadata: dict[str, Any] | None,
     ) -> None:
-        if metadata is not None:
-            self._check_integers("UPDATE_VECTOR", metadata, "metadata")
         flt = self._filter(native_filter)
         # (point id, original id, norm of the vector the point will hold)
         matched: list[tuple[str, str, float | None]] = []
