@@ -211,6 +211,17 @@ class Memory:
         require_id(resource_id, "resource_id")
         if thread_id is not None:
             require_id(thread_id, "thread_id")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ValidationError(
+                f"thread metadata must be a mapping of keys to JSON values, not {type(metadata).__name__}; "
+                "pass a dict such as {'topic': 'travel'} or None",
+                id="MASTRA_MEMORY_CREATE_THREAD_INVALID_METADATA",
+            )
+        if not isinstance(title, str):
+            raise ValidationError(
+                f"thread title must be a string, not {type(title).__name__}",
+                id="MASTRA_MEMORY_CREATE_THREAD_INVALID_TITLE",
+            )
         await self.init()
         return await self.storage.save_thread(
             {
