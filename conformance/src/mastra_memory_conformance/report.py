@@ -61,6 +61,7 @@ DOMAIN_ORDER: Final = (
     "scores",
     "roundtrip",
     "errors",
+    "hostile",
     "concurrency",
     "storage",
     "memory",
