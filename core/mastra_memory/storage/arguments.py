@@ -4,6 +4,9 @@ Each check raises :class:`~mastra_memory.errors.ValidationError` (or its subclas
 FilterValidationError) with the id ``MASTRA_STORAGE_<STORE>_<OPERATION>_<STATUS>``, so argument errors
 carry the same messages on every backend. :class:`~mastra_memory.storage.MemoryStorage` calls them; a
 storage built on the template never needs to.
+
+Why one module of this size: it is the storage contract's whole input boundary (ids, pages, include
+windows, filters, patches, limits), kept together so every rule is reviewed beside its siblings.
 """
 
 from __future__ import annotations

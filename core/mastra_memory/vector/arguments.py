@@ -4,6 +4,10 @@
 index names (§3.7), vectors and matrices (§3.3), ids (§3.5), metadata (§3.6) and the per-method
 argument rules of §3.1, each raising a typed error whose id names the public operation. The template in
 ``base.py`` calls these checks before it translates a filter or touches the backend.
+
+Why one module of this size: every hostile-input rule of the vector contract (issue 12's classes: ids,
+vector values, metadata limits, top_k and dimension bounds) lives in this one class, so a reviewer checks
+the whole boundary in one place and no store can reach its backend around it.
 """
 
 from __future__ import annotations
