@@ -42,3 +42,18 @@ async def test_include_windows_are_cursor_queries_on_the_thread(storage: MongoDB
         "w", per_page=0, include=[{"id": "m3", "withPreviousMessages": 2, "withNextMessages": 1}]
     )
     assert [m.id for m in page.messages] == ["m1", "m2", "m3", "m4"]  # equal created_at: ordered by id
+
+
+async def test_concurrent_message_updates_lose_nothing(storage: MongoDBStorage) -> None:
+    """``update_messages`` reads each message with ``lock=True`` and merges ``content.metadata``: without
+    transactions the hook must hold a lock per message, or concurrent merges overwrite each other."""
+    await storage.save_thread({"id": "tm", "resource_id": "r"})
+    await storage.save_messages([{"id": "m", "thread_id": "tm", "role": "user", "content": "x"}])
+    await asyncio.gather(
+        *(
+            storage.update_messages([{"id": "m", "content": {"metadata": {f"k{i}": i}}}], resource_id="r")
+            for i in range(10)
+        )
+    )
+    [stored] = await storage.list_messages_by_id(["m"])
+    assert stored.content.metadata == {f"k{i}": i for i in range(10)}

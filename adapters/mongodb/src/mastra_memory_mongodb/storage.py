@@ -19,10 +19,11 @@ clone never is). FerretDB v1 has no transactions (``startTransaction`` is an unk
 has a standalone ``mongod``; there each unit of work runs as its ordered sequence of single-document
 writes. The template makes every check before the first write, and every write is an idempotent upsert
 or delete by id, so a refused call writes nothing and a failed call that is retried converges to the same
-state. Read-modify-writes of a thread or resource (``updated_at`` bumps, ``update_thread``,
-``update_resource``) hold a lock document in ``<prefix>locks`` (:meth:`MongoDBStorage._lock`), so bumps
-stay strictly increasing and no concurrent update is lost. What is lost without transactions: a reader
-may see a batch half written, and a crash mid-batch leaves the writes made so far.
+state. Read-modify-writes of a thread, resource or message (``updated_at`` bumps, ``update_thread``,
+``update_resource``, ``update_messages``) hold a lock document in ``<prefix>locks``
+(:meth:`MongoDBStorage._lock`), so bumps stay strictly increasing and no concurrent update is lost.
+What is lost without transactions: a reader may see a batch half written, and a crash mid-batch leaves
+the writes made so far.
 """
 
 from __future__ import annotations
@@ -380,6 +381,11 @@ class MongoDBStorage(MemoryStorage):
         ids = self._existing(message_ids)
         if not ids:
             return []
+        if lock:
+            # update_messages merges content into what it read here: without transactions a concurrent
+            # merge of the same message would be lost (docs/spec.md §4.5), so hold each one's lock.
+            for message_id in sorted(ids):  # one lock order for every writer
+                await self._lock(tx, f"message:{message_id}")
         cursor = tx.messages.find({"_id": _in(ids)}, {"metadata": 0}, session=tx.session).sort(
             [("created_at", ASCENDING), ("_id", ASCENDING)]
         )
