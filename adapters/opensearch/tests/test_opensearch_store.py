@@ -165,6 +165,29 @@ async def test_integers_beyond_int64_are_refused_before_any_write(store: OpenSea
     assert (await store.describe_index("idx")).count == 0
 
 
+async def test_metadata_opensearch_cannot_hold_is_refused_before_any_request() -> None:
+    """docs/spec.md §3.3, §3.6: the adapter's own metadata limits run in the shared validation, so even a
+    cluster nobody answers at is never asked (a request would be a connection VectorStoreError)."""
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    store = OpenSearchVector(OpenSearchSettings(url=f"http://127.0.0.1:{port}", max_retries=0, timeout=5))
+    # 60,000 nested documents within the shared limits (empty objects cost no keys and 3 bytes each)
+    too_many: dict[str, Any] = {"a": [{} for _ in range(60_000)]}
+    try:
+        with pytest.raises(ValidationError, match="int64-range") as upsert:
+            await store.upsert("idx", _vectors(2), [{"ok": 1}, {"big": 2**64}], ["a", "b"])
+        assert upsert.value.id == "MASTRA_VECTOR_OPENSEARCH_UPSERT_INVALID_METADATA"
+        with pytest.raises(ValidationError, match="int64-range") as update:
+            await store.update_vector("idx", id="a", update={"metadata": {"n": [-(2**63) - 1]}})
+        assert update.value.id == "MASTRA_VECTOR_OPENSEARCH_UPDATE_VECTOR_INVALID_METADATA"
+        with pytest.raises(ValidationError, match="nested document") as nested:
+            await store.update_vector("idx", filter={"k": 1}, update={"metadata": too_many})
+        assert nested.value.id == "MASTRA_VECTOR_OPENSEARCH_UPDATE_VECTOR_INVALID_METADATA"
+    finally:
+        await store.close()
+
+
 async def test_a_missing_index_is_typed(store: OpenSearchVector) -> None:
     with pytest.raises(IndexNotFoundError):
         await store.query("nope", _vectors(1)[0])

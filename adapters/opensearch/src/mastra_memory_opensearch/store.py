@@ -317,29 +317,23 @@ class OpenSearchVector(MastraVector):
 
     # --- hooks: writes ------------------------------------------------------------------------------
 
-    def _check_metadata(self, operation: str, metadata: dict[str, Any], position: str) -> dict[str, Any]:
-        """The filter fields of ``metadata``, refused before any I/O when OpenSearch could not hold them."""
+    def _metadata_problem(self, metadata: dict[str, Any]) -> str | None:
+        """Why OpenSearch cannot hold ``metadata`` (the ``int64-range`` deviation, the nested-document
+        limit), or None. Runs in the shared validation, before any I/O (docs/spec.md §3.3, §3.6), so a
+        refused record costs no request and ``Memory`` refuses it before it stores a message."""
         bad = integer_out_of_range(metadata)
         if bad is not None:
-            raise self._error(
-                ValidationError,
-                operation,
-                "INVALID_METADATA",
-                f"{position}: the integer at {bad} is outside the signed 64-bit range, which the OpenSearch "
-                "adapter cannot filter exactly (declared deviation int64-range); store it as a string or a "
-                "float",
+            return (
+                f"the integer at {bad} is outside the signed 64-bit range, which the OpenSearch adapter "
+                "cannot filter exactly (declared deviation int64-range); store it as a string or a float"
             )
-        fields = metadata_fields(metadata)
-        nested = count_elements(fields)
+        nested = count_elements(metadata_fields(metadata))
         if nested > NESTED_LIMIT:
-            raise self._error(
-                ValidationError,
-                operation,
-                "INVALID_METADATA",
-                f"{position}: the metadata holds {nested} objects inside arrays; OpenSearch indexes each "
-                f"as a nested document and this adapter allows {NESTED_LIMIT} per record; store fewer",
+            return (
+                f"the metadata holds {nested} objects inside arrays; OpenSearch indexes each as a nested "
+                f"document and this adapter allows {NESTED_LIMIT} per record; store fewer"
             )
-        return fields
+        return None
 
     def _bulk_bodies(self, lines: list[tuple[str, str | None]]) -> Iterator[str]:
         """NDJSON bodies of at most 500 actions and ``max_bulk_bytes`` (one action always fits alone)."""
@@ -389,7 +383,7 @@ class OpenSearchVector(MastraVector):
         index = self._index(name)
         lines: list[tuple[str, str | None]] = []
         for i, rid in enumerate(ids):
-            fields = self._check_metadata("UPSERT", metadata[i], f"metadata[{i}]")
+            fields = metadata_fields(metadata[i])
             source = {VECTOR_FIELD: vectors[i].tolist(), RECORD_ID_FIELD: rid, **fields}
             action = json.dumps({"index": {"_index": index, "_id": document_id(rid)}}, ensure_ascii=False)
             lines.append((action, json.dumps(source, ensure_ascii=False, allow_nan=False)))
@@ -400,7 +394,7 @@ class OpenSearchVector(MastraVector):
     ) -> None:
         doc: dict[str, Any] = {}
         if metadata is not None:
-            doc.update(self._check_metadata("UPDATE_VECTOR", metadata, "metadata"))
+            doc.update(metadata_fields(metadata))
         if vector is not None:
             doc[VECTOR_FIELD] = vector.tolist()
         try:
@@ -459,7 +453,7 @@ class OpenSearchVector(MastraVector):
             return
         fields: dict[str, Any] = {}
         if metadata is not None:
-            fields.update(self._check_metadata("UPDATE_VECTOR", metadata, "metadata"))
+            fields.update(metadata_fields(metadata))
         if vector is not None:
             fields[VECTOR_FIELD] = vector.tolist()
         body = {

@@ -63,7 +63,6 @@ NATIVE_INDEX_NAME: Final = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _TIE_MARGIN: Final = 4
 #: A PutVectors request may carry 20 MiB; batches are cut well below it.
 _REQUEST_BYTES: Final = 16 * 1024 * 1024
-_FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
 _NOT_FOUND: Final = "NotFoundException"
 _CONFLICT: Final = "ConflictException"
 
@@ -201,53 +200,11 @@ class S3VectorsVector(MastraVector):
     # --- argument checks (before any I/O) -------------------------------------------------------
 
     def _metadata_problem(self, metadata: Mapping[str, Any]) -> str | None:
+        """The service's per-vector limits (string-only lists, int64, 2 KB filterable, 40 KB, 50 keys).
+
+        The shared validation calls this for every record of ``upsert`` and ``update_vector``, before
+        any I/O; vector components beyond float32 are refused there too (docs/spec.md §3.3)."""
         return list_problem(metadata, self._skip) or budget_problem(encode(metadata, self._skip))
-
-    def _upsert_arguments(
-        self,
-        operation: str,
-        vectors: Any,
-        metadata: Sequence[Mapping[str, Any]] | None,
-        ids: Sequence[str] | None,
-    ) -> tuple[npt.NDArray[np.float64], list[str], list[dict[str, Any]]]:
-        matrix, id_list, metas = super()._upsert_arguments(operation, vectors, metadata, ids)
-        for i, meta in enumerate(metas):
-            problem = self._metadata_problem(meta)
-            if problem is not None:
-                raise self._error(
-                    ValidationError,
-                    operation,
-                    "INVALID_METADATA",
-                    f"metadata[{i}] (id {id_list[i]!r}): {problem}",
-                    id=id_list[i],
-                )
-        big = np.argwhere(np.abs(matrix) > _FLOAT32_MAX)
-        if len(big):
-            i, j = (int(x) for x in big[0])
-            raise self._error(
-                ValidationError,
-                operation,
-                "INVALID_VECTOR",
-                f"vector [{i}][{j}] = {matrix[i, j]!r} is beyond float32's range, which S3 Vectors stores",
-            )
-        return matrix, id_list, metas
-
-    def _update_arguments(
-        self, operation: str, id: Any, filter: Any, update: Any
-    ) -> tuple[npt.NDArray[np.float64] | None, dict[str, Any] | None]:
-        vec, meta = super()._update_arguments(operation, id, filter, update)
-        if meta is not None:
-            problem = self._metadata_problem(meta)
-            if problem is not None:
-                raise self._error(ValidationError, operation, "INVALID_METADATA", f"metadata: {problem}")
-        if vec is not None and np.any(np.abs(vec) > _FLOAT32_MAX):
-            raise self._error(
-                ValidationError,
-                operation,
-                "INVALID_VECTOR",
-                "the update vector has a component beyond float32's range, which S3 Vectors stores",
-            )
-        return vec, meta
 
     # --- index information ----------------------------------------------------------------------
 
