@@ -1,26 +1,22 @@
 """Every Python example in the README and the user docs runs, so none of them can rot.
 
-The blocks of one page run in order in one namespace (a page is read top to bottom), in a fresh temporary
-working directory, with top-level ``await`` allowed (the docs show async code the way a notebook or
-``python -m asyncio`` runs it). Pages whose examples need something this suite does not start are listed
-in ``NOT_RUN`` with the reason.
+The blocks of one page run in order in one namespace, in a fresh temporary working directory, with
+top-level ``await`` allowed (:mod:`mastra_memory_conformance.doc_examples`). Each adapter's README is run
+by that adapter's own tests (``adapters/<name>/tests/test_readme.py``), where its extra is installed.
+Pages whose examples need something this suite does not start are listed in ``NOT_RUN`` with the reason.
 """
 
 from __future__ import annotations
 
-import ast
-import asyncio
-import re
 from pathlib import Path
-from types import CodeType
-from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+from mastra_memory_conformance.doc_examples import python_blocks, run_python_examples
 
-#: Pages with Python blocks this suite does not run, and why (each reason is checked to still apply).
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Pages with Python blocks this suite does not run, and why.
 NOT_RUN = {
     "docs/plugins/writing-a-plugin.md": "an outline of a hypothetical `mystore` package; its runnable twin "
     "is examples/mastra-memory-dictstore, installed from its wheel and run through the kit by tests/examples",
@@ -28,29 +24,26 @@ NOT_RUN = {
 
 
 def _pages() -> list[Path]:
-    pages = [
-        ROOT / "README.md",
-        *sorted((ROOT / "docs").glob("*.md")),
-        *sorted((ROOT / "docs").glob("plugins/*.md")),
-    ]
-    return [p for p in pages if BLOCK.search(p.read_text()) and str(p.relative_to(ROOT)) not in NOT_RUN]
-
-
-def _compile(source: str, name: str) -> CodeType:
-    return compile(source, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    docs = ROOT / "docs"
+    pages = [ROOT / "README.md", *sorted(docs.glob("*.md")), *sorted(docs.glob("plugins/*.md"))]
+    return [p for p in pages if python_blocks(p.read_text()) and str(p.relative_to(ROOT)) not in NOT_RUN]
 
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_pages_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples that write ./memory.db write it here
-    namespace: dict[str, Any] = {"__name__": "__doc_example__"}
-    for number, match in enumerate(BLOCK.finditer(page.read_text()), start=1):
-        code = _compile(match.group(1), f"{page.relative_to(ROOT)} block {number}")
-        result = eval(code, namespace)
-        if asyncio.iscoroutine(result):  # the block used top-level await
-            asyncio.run(result)
+    assert run_python_examples(page) >= 1
 
 
 def test_every_page_left_out_still_has_python_blocks() -> None:
     for page in NOT_RUN:
-        assert BLOCK.search((ROOT / page).read_text()), f"{page} has no Python block: drop it from NOT_RUN"
+        assert python_blocks((ROOT / page).read_text()), f"{page} has no Python block: drop it from NOT_RUN"
+
+
+def test_every_adapter_runs_its_readme() -> None:
+    for adapter in sorted((ROOT / "adapters").glob("*/pyproject.toml")):
+        readme_test = adapter.parent / "tests" / "test_readme.py"
+        assert readme_test.is_file(), f"{adapter.parent.name}: add tests/test_readme.py"
+        assert python_blocks((adapter.parent / "README.md").read_text()), (
+            f"{adapter.parent.name}: README has no example"
+        )
