@@ -14,7 +14,16 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["lint", "typecheck", "tests", "faults", "adapters", "targets", "conformance"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "tests",
+    "faults",
+    "packages",
+    "adapters",
+    "targets",
+    "conformance",
+]
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -191,6 +200,39 @@ def adapters(session: nox.Session, adapter: str) -> None:
     session.chdir(f"adapters/{adapter}")
     session.run("mypy", "src", "tests")
     session.run("pytest", "--ignore=tests/test_conformance.py", *session.posargs)
+
+
+@nox.session
+def packages(session: nox.Session) -> None:
+    """The published story: build every distribution's wheel and sdist, install ``mastra-memory[<adapter>]``
+    for each adapter into a fresh venv from those files only (``--find-links``, nothing editable), and run
+    tests/packaging/smoke.py there (a real recall for the stores that need no server)."""
+    tmp = Path(session.create_tmp()).resolve()
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("uv", "build", "--quiet", "--all-packages", "--out-dir", str(dist), external=True)
+    built = {p.name for p in dist.iterdir()}
+    distributions = ["mastra_memory", "mastra_memory_conformance"]
+    distributions += [f"mastra_memory_{adapter}" for adapter in _adapters()[1:]]
+    for name in distributions:
+        for kind in (".whl", ".tar.gz"):
+            if not any(n.startswith(f"{name}-") and n.endswith(kind) for n in built):
+                session.error(f"{name}: no {kind} was built")
+    for adapter in _adapters():
+        venv = tmp / f"venv-{adapter}"
+        work = tmp / f"work-{adapter}"
+        shutil.rmtree(venv, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        session.run("uv", "venv", "--quiet", "--python", "python3", str(venv), external=True)
+        requirement = "mastra-memory" if adapter == "sqlite" else f"mastra-memory[{adapter}]"
+        session.run(
+            "uv", "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+            "--find-links", str(dist), requirement, external=True,
+        )  # fmt: skip
+        session.run(
+            str(venv / "bin" / "python"), "tests/packaging/smoke.py", adapter, str(work), external=True
+        )
 
 
 @nox.session(name="conformance-deep", default=False)
