@@ -217,3 +217,16 @@ def test_a_missing_database_is_not_created(invoke: Invoke, tmp_path: Path) -> No
     assert "does not exist" in result.stderr
     assert "mastra-memory ingest" in result.stderr
     assert not db.exists()
+
+
+def test_the_caption_describes_the_order_the_table_uses(invoke: Invoke, db: Path) -> None:
+    # Rows of one group are in time order, so a caption promising "best score first" was false whenever
+    # hit #2 happened before hit #1 in the same window (issue 17: "Q5 prints hit #2 above hit #1").
+    result = invoke(
+        "recall", "--db", db, "--embedder", "hash/64", "--thread", "puppy", "--resource", "alex", EXACT
+    )
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert "best score first" not in flat
+    assert "ranked by score (hit #1 best)" in flat
+    assert "one group, in time order" in flat

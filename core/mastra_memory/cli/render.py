@@ -135,8 +135,9 @@ def render_recall(
     rows = classify(result, thread_id, message_range)
     thread_name = titles.get(thread_id) or thread_id
     caption = (
-        f"{len(result.hits)} hits (best score first), each with up to {message_range} message(s) of "
-        f"context on either side; index {result.index_name or '-'}"
+        f"{len(result.hits)} hits ranked by score (hit #1 best); touching windows form one group, in time "
+        f"order;\nup to {message_range} message(s) of context on either side; "
+        f"index {result.index_name or '-'}"
     )
     console.print()
     console.print(Panel(Text(question, style="bold"), title=heading, title_align="left", expand=False))
