@@ -16,6 +16,7 @@ import nox
 nox.options.default_venv_backend = "uv"
 nox.options.sessions = [
     "lint",
+    "docs",
     "typecheck",
     "tests",
     "faults",
@@ -43,6 +44,14 @@ def lint(session: nox.Session) -> None:
     _sync(session, "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site: ``mkdocs build --strict`` (broken links, pages missing from the navigation
+    and API entries that do not resolve fail), and proof that the strict build refuses such damage."""
+    _sync(session, "docs", "lint")  # ruff formats the API reference's signatures
+    session.run("python", "tests/docs/site_check.py")
 
 
 @nox.session

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
-from mastra_memory_conformance.report import find_reports, main, merge_reports, render_matrix
+from mastra_memory_conformance.report import (
+    find_reports,
+    main,
+    merge_reports,
+    render_details,
+    render_matrix,
+)
 
 from .conftest import REGISTER_CONFTEST
 
@@ -93,7 +99,7 @@ def report(kit_pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, A
         str(out),
     )
     data = json.loads((out / "conformance.json").read_text("utf-8"))
-    return result, data, (out / "conformance-matrix.md").read_text("utf-8")
+    return result, data, (out / "conformance-details.md").read_text("utf-8")
 
 
 def _outcomes(data: dict[str, Any], target: str) -> dict[str, tuple[str, str | None, str]]:
@@ -149,14 +155,14 @@ def test_the_json_report_has_one_outcome_per_test_and_target(
     ]
 
 
-def test_the_matrix_shows_each_outcome_with_notes_and_banner(
+def test_the_details_page_shows_each_outcome_with_notes_and_banner(
     report: tuple[pytest.RunResult, dict[str, Any], str],
 ) -> None:
     _, _, matrix = report
     int64 = SQLITE_CAPABILITIES.deviation("int64-range")
     assert int64 is not None
     lines = matrix.splitlines()
-    assert "| Domain | Operator / item | sqlite (embedded) | sqlite (emulated) |" in lines
+    assert "| Domain | Operator / item | `sqlite` | `sqlite-emulated` |" in lines
     assert "| filters | `$ne` | ✓ | ✓ |" in lines
     assert "| filters | `$eq` | **FAIL** (1/1) | **FAIL** (1/1) |" in lines
     assert "| filters | mid-path lists | ✗ | ✗ |" in lines
@@ -167,7 +173,6 @@ def test_the_matrix_shows_each_outcome_with_notes_and_banner(
         line.startswith("> **Emulated targets:** `sqlite-emulated` ran against a local stand-in")
         for line in lines
     )
-    assert f"- **sqlite** `int64-range`: {int64.description}. Reason: {int64.reason}" in lines
     # Rows follow the documented domain order: filters, scores, roundtrip.
     assert (
         lines.index("| filters | `$ne` | ✓ | ✓ |")
@@ -212,12 +217,12 @@ def test_xfail_overrides_and_mixed_cells_render() -> None:
             result("d", "skipped", "$size", "no lists"),
         ],
     }
-    lines = render_matrix(data).splitlines()
+    lines = render_details(data).splitlines()
     assert "| filters | `$in` | ✓ / ✗ |" in lines
     assert "| filters | `$all` | X<sup>1</sup> |" in lines
     assert "1. `mem` overrides this test as xfail: no $all on this backend" in lines
     assert "| filters | `$size` | – |" in lines
-    assert "None of the adapters in this run declares a deviation." in lines
+    assert "None of the adapters in this run declares a deviation." in render_matrix(data).splitlines()
 
 
 def test_reports_of_several_runs_merge_into_one_matrix(
@@ -244,4 +249,48 @@ def test_reports_of_several_runs_merge_into_one_matrix(
     assert len(merged["results"]) == len(data["results"])
     output = tmp_path / "docs" / "conformance-matrix.md"
     assert main([str(tmp_path / "reports"), "--output", str(output)]) == 0
-    assert "| filters | `$ne` | ✓ | ✓ |" in output.read_text("utf-8").splitlines()
+    assert (
+        "| filters | `$ne` | ✓ | ✓ |"
+        in (output.parent / "conformance-details.md").read_text("utf-8").splitlines()
+    )
+    assert "| `$ne` | ✓ | ✓ |" in output.read_text("utf-8").splitlines()
+
+
+def test_the_compact_matrix_has_one_row_per_operator_and_domain_and_only_targets_that_ran(
+    report: tuple[pytest.RunResult, dict[str, Any], str],
+) -> None:
+    _, data, _ = report
+    idle = {
+        "name": "sqlite-remote",
+        "adapter": "sqlite",
+        "kind": "url",
+        "label": "sqlite (url)",
+        "description": "",
+        "status": "unavailable",
+        "reason": "SQLITE_URL is not set",
+        "manifest": None,
+    }
+    skipped = [
+        {**r, "target": "sqlite-remote", "outcome": "skipped", "reason": "SQLITE_URL is not set"}
+        for r in data["results"]
+        if r["target"] == "sqlite"
+    ]
+    data = {**data, "targets": [*data["targets"], idle], "results": [*data["results"], *skipped]}
+    lines = render_matrix(data).splitlines()
+    header = "| Operator | `sqlite` | `sqlite-emulated` |"
+    assert header in lines, "columns are named by target, and a target that never ran has none"
+    assert "1 more registered target(s) could not run here" in lines[2]
+    # $ne passed; $eq failed; $gt was never exercised here, so the manifest's declaration decides.
+    assert "| `$ne` | ✓ | ✓ |" in lines
+    assert "| `$eq` | **FAIL** (1/1) | **FAIL** (1/1) |" in lines
+    assert "| `$gt` | ✓ | ✓ |" in lines
+    operator_rows = [line for line in lines if line.startswith("| `$")]
+    assert len(operator_rows) == len({line.split(" | ")[0] for line in operator_rows}) >= 18
+    assert "| roundtrip | **FAIL** (1/2) | **FAIL** (1/2) |" in lines
+    assert "| scores | –<sup>1</sup> | –<sup>1</sup> |" in lines
+    assert "1. the adapter has no ivf index" in lines
+    assert "| `sqlite-remote` | sqlite | url | unavailable: SQLITE_URL is not set |  |" in lines
+    int64 = SQLITE_CAPABILITIES.deviation("int64-range")
+    assert int64 is not None
+    assert f"- **sqlite** `int64-range`: {int64.description}. Reason: {int64.reason}" in lines
+    assert "[conformance-details.md](conformance-details.md)" in "\n".join(lines)
