@@ -126,7 +126,8 @@ class MessageIndexer:
                     dimension,
                     metric=metric,
                     index_config=self.index_config,
-                    metadata_indexes=["thread_id", "resource_id"],
+                    # message_id: the stale-vector delete of every save filters on it (docs/spec.md §5.4).
+                    metadata_indexes=["thread_id", "resource_id", "message_id"],
                 )
                 self._ensured.add(key)
         return name

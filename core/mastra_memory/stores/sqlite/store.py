@@ -7,12 +7,20 @@ unit of its own — deleting it is a DROP TABLE, an exact scan reads only its ro
 indexes cover only its rows. Table names are built from index names that the base class validated
 against ``^[a-z][a-z0-9_]{0,62}$`` (checked again here), so they never carry user text that needs quoting.
 
-Search. Each index's vectors are held in memory as one float32 matrix (a snapshot) tagged with the
-registry's ``generation``, a fresh token written by every change to the index in the same transaction.
-A query compares tokens inside one read transaction and reloads the snapshot when they differ, so a
-write through any connection or process invalidates it. A filtered query selects the matching rows in
-SQL and scores only those rows of the snapshot. All database work runs on the connection's single worker
-thread, which serialises concurrent tasks and owns the snapshots.
+Search. Each index's vectors are held in memory as one float32 matrix (a snapshot, ``snapshot.py``)
+tagged with the registry's ``generation``, a fresh token written by every change to the index in the same
+transaction. A query compares tokens inside one read transaction and reloads the snapshot when they
+differ, so a write through any other connection or process invalidates it. A write through this store
+reads the token inside its write transaction: when it still equals the snapshot's, the delta is only
+ours, and the write patches the snapshot (append, replace, tombstone) and tags it with the token it
+wrote, instead of dropping it. Should the transaction roll back, the database keeps the old token, which
+no longer equals the snapshot's, so the patched snapshot is never trusted.
+
+Filters. A filtered query first tries :func:`~.snapshot.evaluate_filter` over columnar copies of the
+filter's top-level keys (exact while no row holds a list or an object at such a key); otherwise it selects
+the matching rows with the translated SQL. Either way only those rows of the snapshot are scored. All
+database work runs on the connection's single worker thread, which serialises concurrent tasks and owns
+the snapshots.
 
 Manifest. ``SQLITE_CAPABILITIES`` is declared in ``capabilities.py`` (docs/spec.md §2.9) and re-exported
 here.
@@ -29,6 +37,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from hashlib import sha256
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -38,12 +47,22 @@ import numpy.typing as npt
 
 from ...capabilities import Metric
 from ...errors import MastraMemoryError, ValidationError
+from ...filters.ast import Node
 from ...vector import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, MastraVector, QueryResult
+from ...vector.base import _parsed
 from ...vector.sql_translate import IDENTIFIER
 from .capabilities import SQLITE_CAPABILITIES
 from .connection import SQLiteConnection
 from .settings import DEFAULT_URL, SQLiteSettings
-from .translate import INT64_MAX, INT64_MIN, SqlFragment, SQLiteFilterTranslator, register_sql_functions
+from .snapshot import Snapshot, decoded, evaluate_filter, spare
+from .translate import (
+    INT64_MAX,
+    INT64_MIN,
+    SqlFragment,
+    SQLiteFilterTranslator,
+    register_sql_functions,
+    translate_cached,
+)
 
 __all__ = ["SQLITE_CAPABILITIES", "SQLiteVector"]
 
@@ -75,18 +94,6 @@ class _IndexRow:
     dimension: int
     metric: Metric
     generation: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """One index's vectors in memory, valid while the registry's generation equals ``generation``."""
-
-    generation: str
-    seqs: npt.NDArray[np.int64]  # ascending row keys; row i of ``matrix`` belongs to seqs[i]
-    ids: list[str]
-    matrix: npt.NDArray[np.float32]
-    id_rank: npt.NDArray[np.int64]  # position of ids[i] in code-point order, for tie-breaking
-    norms: npt.NDArray[np.float32]  # L2 norm of each row, computed once per snapshot for cosine scores
 
 
 def _table(name: str) -> str:
@@ -153,13 +160,14 @@ class SQLiteVector(MastraVector):
 
     capabilities = SQLITE_CAPABILITIES
     translator = SQLiteFilterTranslator
+    query_options = _ANN_QUERY_OPTIONS
 
     def __init__(self, url: str | Path | SQLiteSettings = DEFAULT_URL) -> None:
         super().__init__()
         self.settings = url if isinstance(url, SQLiteSettings) else SQLiteSettings(url=str(url))
         self._db = SQLiteConnection(self.settings.url)
         self._prepared: sqlite3.Connection | None = None
-        self._snapshots: dict[str, _Snapshot] = {}
+        self._snapshots: dict[str, Snapshot] = {}
 
     async def close(self) -> None:
         """Close the database connection and drop the in-memory snapshots."""
@@ -207,29 +215,66 @@ class SQLiteVector(MastraVector):
             raise self._not_found(operation, name)
         return _IndexRow(int(row[0]), row[1], str(row[2]))
 
-    def _changed(self, conn: sqlite3.Connection, name: str) -> None:
-        """Record a change to the index (same transaction as the change) and drop its snapshot."""
-        conn.execute(f"UPDATE {REGISTRY} SET generation = ? WHERE name = ?", (uuid.uuid4().hex, name))
-        self._snapshots.pop(name, None)
-
-    def _snapshot(self, conn: sqlite3.Connection, name: str, index: _IndexRow) -> _Snapshot:
+    def _ours(self, name: str, index: _IndexRow) -> Snapshot | None:
+        """The snapshot a write may patch: only if nothing else changed the index since it was loaded
+        (``index`` is read inside the write transaction). Any other snapshot is dropped."""
         current = self._snapshots.get(name)
         if current is not None and current.generation == index.generation:
             return current
-        seqs: list[int] = []
+        self._snapshots.pop(name, None)
+        return None
+
+    def _changed(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        snapshot: Snapshot | None,
+        patch: Callable[[Snapshot], bool],
+    ) -> None:
+        """Record a change to the index (same transaction as the change) and patch or drop its snapshot.
+
+        The snapshot takes the new token before it is patched: if the patch or the commit fails, the
+        token in the database stays the old one and the snapshot is reloaded by the next query.
+        """
+        token = uuid.uuid4().hex
+        conn.execute(f"UPDATE {REGISTRY} SET generation = ? WHERE name = ?", (token, name))
+        if snapshot is None:
+            return
+        snapshot.generation = token
+        if not patch(snapshot):
+            self._snapshots.pop(name, None)
+
+    def _snapshot(self, conn: sqlite3.Connection, name: str, index: _IndexRow) -> Snapshot:
+        current = self._snapshots.get(name)
+        if current is not None and current.generation == index.generation:
+            return current
+        current = None
+        self._snapshots.pop(name, None)  # release the old matrix before the new one is read
+        table = _table(name)
+        (count,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        seqs = np.empty(spare(count), dtype=np.int64)
         ids: list[str] = []
-        blobs: list[bytes] = []
-        for seq, rid, blob in conn.execute(f"SELECT seq, id, vector FROM {_table(name)} ORDER BY seq"):
-            seqs.append(seq)
+        matrix = np.empty((spare(count), index.dimension), dtype=_FLOAT32)
+        flat = matrix.reshape(-1).view(np.uint8)
+        width = index.dimension * _FLOAT32.itemsize
+        # Rows go straight into the preallocated matrix: no list of blobs, no joined copy (peak RSS).
+        for i, (seq, rid, blob) in enumerate(
+            conn.execute(f"SELECT seq, id, vector FROM {table} ORDER BY seq")
+        ):
+            seqs[i] = seq
             ids.append(rid)
-            blobs.append(blob)
-        matrix = np.frombuffer(b"".join(blobs), dtype=_FLOAT32).reshape(len(ids), index.dimension)
-        rank = np.empty(len(ids), dtype=np.int64)
-        rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids), dtype=np.int64)
-        norms = np.linalg.norm(matrix, axis=1) if len(ids) else np.zeros(0, dtype=_FLOAT32)
-        snapshot = _Snapshot(index.generation, np.asarray(seqs, dtype=np.int64), ids, matrix, rank, norms)
+            flat[i * width : (i + 1) * width] = np.frombuffer(blob, dtype=np.uint8)
+        snapshot = Snapshot(index.generation, seqs, ids, matrix)
         self._snapshots[name] = snapshot
         return snapshot
+
+    @staticmethod
+    def _column_rows(conn: sqlite3.Connection, name: str, path: str) -> Any:
+        """(seq, json_type, value) of every row at JSON path ``path``: a snapshot column's source."""
+        return conn.execute(
+            f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {_table(name)}",
+            {"p": path},
+        )
 
     # --- validation specific to SQLite ---------------------------------------------------------
 
@@ -301,6 +346,7 @@ class SQLiteVector(MastraVector):
                     )
             else:
                 # A table without a registry row is a leftover; the registry is the source of truth.
+                self._snapshots.pop(name, None)
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
                 conn.execute(
                     f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
@@ -355,18 +401,35 @@ class SQLiteVector(MastraVector):
         await self._write(delete)
 
     # --- hooks: writes -------------------------------------------------------------------------
+    # Each write reads the generation inside its own transaction (_ours) and hands _changed a patch of
+    # the snapshot with exactly the rows it touched (their seqs from RETURNING), so the next query
+    # reuses the matrix instead of reloading it.
 
     async def _upsert(
         self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
     ) -> None:
         rows = self._rows("UPSERT", ids, vectors, metadata)
         table = _table(name)
+        # An upsert keeps a row's seq (its slot in the snapshot): INSERT OR REPLACE would delete the row
+        # and give it a new one.
+        sql = (
+            f"INSERT INTO {table} (id, vector, metadata) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+            "vector = excluded.vector, metadata = excluded.metadata RETURNING seq"
+        )
 
         def upsert(conn: sqlite3.Connection) -> None:
             index = self._index_row(conn, "UPSERT", name)
             self._check_dimension("UPSERT", name, index.dimension, vectors.shape[1])
-            conn.executemany(f"INSERT OR REPLACE INTO {table} (id, vector, metadata) VALUES (?, ?, ?)", rows)
-            self._changed(conn, name)
+            ours = self._ours(name, index)
+            seqs = np.asarray([conn.execute(sql, row).fetchone()[0] for row in rows], dtype=np.int64)
+
+            def patch(snapshot: Snapshot) -> bool:
+                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT32).reshape(len(rows), -1)
+                # Columns hold what the database gives back (the stored JSON), not the caller's objects.
+                metas = [decoded(r[2]) for r in rows] if snapshot.columns else [{}] * len(rows)
+                return snapshot.apply_upsert(seqs, [r[0] for r in rows], matrix, metas)
+
+            self._changed(conn, name, ours, patch)
 
         await self._write(upsert)
 
@@ -412,13 +475,20 @@ class SQLiteVector(MastraVector):
             assignments.append("metadata = :m_metadata")
             values["m_metadata"] = self._metadata_json(op, metadata, "metadata")
         table = _table(name)
+        new_vector = None if vector is None else np.frombuffer(values["m_vector"], dtype=_FLOAT32)
+        new_metadata = None if metadata is None else decoded(values["m_metadata"])
 
         def update(conn: sqlite3.Connection) -> None:
             index = self._index_row(conn, op, name)
             if vector is not None:
                 self._check_dimension(op, name, index.dimension, vector.shape[0])
-            if conn.execute(f"UPDATE {table} SET {', '.join(assignments)} WHERE {where}", values).rowcount:
-                self._changed(conn, name)
+            ours = self._ours(name, index)
+            sql = f"UPDATE {table} SET {', '.join(assignments)} WHERE {where} RETURNING seq"
+            seqs = np.sort(np.asarray([s for (s,) in conn.execute(sql, values)], dtype=np.int64))
+            if seqs.size:
+                self._changed(
+                    conn, name, ours, lambda snapshot: snapshot.apply_update(seqs, new_vector, new_metadata)
+                )
 
         await self._write(update)
 
@@ -426,11 +496,12 @@ class SQLiteVector(MastraVector):
         table = _table(name)
 
         def delete(conn: sqlite3.Connection) -> None:
-            self._index_row(conn, "DELETE_VECTORS", name)
-            before = conn.total_changes
-            conn.executemany(f"DELETE FROM {table} WHERE id = ?", ((i,) for i in ids))
-            if conn.total_changes != before:
-                self._changed(conn, name)
+            ours = self._ours(name, self._index_row(conn, "DELETE_VECTORS", name))
+            sql = f"DELETE FROM {table} WHERE id = ? RETURNING seq"
+            gone = [row[0] for i in ids for row in conn.execute(sql, (i,)).fetchall()]
+            if gone:
+                seqs = np.sort(np.asarray(gone, dtype=np.int64))
+                self._changed(conn, name, ours, lambda snapshot: snapshot.apply_delete(seqs))
 
         await self._write(delete)
 
@@ -439,9 +510,11 @@ class SQLiteVector(MastraVector):
         table = _table(name)
 
         def delete(conn: sqlite3.Connection) -> None:
-            self._index_row(conn, "DELETE_VECTORS", name)
-            if conn.execute(f"DELETE FROM {table} WHERE {fragment.sql}", fragment.params).rowcount:
-                self._changed(conn, name)
+            ours = self._ours(name, self._index_row(conn, "DELETE_VECTORS", name))
+            sql = f"DELETE FROM {table} WHERE {fragment.sql} RETURNING seq"
+            seqs = np.sort(np.asarray([s for (s,) in conn.execute(sql, fragment.params)], dtype=np.int64))
+            if seqs.size:
+                self._changed(conn, name, ours, lambda snapshot: snapshot.apply_delete(seqs))
 
         await self._write(delete)
 
@@ -456,12 +529,6 @@ class SQLiteVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        unknown = set(options) - _ANN_QUERY_OPTIONS
-        if unknown:
-            raise self._error(
-                ValidationError, "QUERY", "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for sqlite (accepted and ignored: ef, probes)",
-            )  # fmt: skip
         fragment = self._fragment(native_filter) if native_filter is not None else None
         if vector is None:
             return await self._read(
@@ -506,16 +573,11 @@ class SQLiteVector(MastraVector):
         index = self._index_row(conn, "QUERY", name)
         self._check_dimension("QUERY", name, index.dimension, vector.shape[0])
         snapshot = self._snapshot(conn, name, index)
-        if fragment is None:
-            rows = np.arange(len(snapshot.ids), dtype=np.int64)
-        else:
-            sql = f"SELECT seq FROM {_table(name)} WHERE {fragment.sql}"
-            seqs = np.fromiter((s for (s,) in conn.execute(sql, fragment.params)), dtype=np.int64)
-            rows = np.searchsorted(snapshot.seqs, np.sort(seqs))
+        rows = self._matching_slots(conn, name, snapshot, fragment)
         if rows.size == 0:
             return []
         scores = self._scores(snapshot, rows, vector, index.metric)
-        chosen, chosen_scores = _top_k(rows, scores, snapshot.id_rank, top_k)
+        chosen, chosen_scores = _top_k(rows, scores, snapshot.ids, top_k)
         metadata = self._metadata_of(conn, name, snapshot.seqs[chosen])
         return [
             QueryResult(
@@ -527,9 +589,23 @@ class SQLiteVector(MastraVector):
             for row, score in zip(chosen.tolist(), chosen_scores.tolist(), strict=True)
         ]
 
+    def _matching_slots(
+        self, conn: sqlite3.Connection, name: str, snapshot: Snapshot, fragment: SqlFragment | None
+    ) -> npt.NDArray[np.int64]:
+        """Ascending snapshot slots of the live rows matching ``fragment`` (all live rows for None)."""
+        if fragment is None:
+            return snapshot.live_slots()
+        if fragment.node is not None:
+            mask = evaluate_filter(fragment.node, snapshot, partial(self._column_rows, conn, name))
+            if mask is not None:
+                return np.flatnonzero(mask).astype(np.int64)
+        sql = f"SELECT seq FROM {_table(name)} WHERE {fragment.sql}"
+        seqs = np.fromiter((s for (s,) in conn.execute(sql, fragment.params)), dtype=np.int64)
+        return snapshot.slots_of(np.sort(seqs))
+
     @staticmethod
     def _scores(
-        snapshot: _Snapshot,
+        snapshot: Snapshot,
         rows: npt.NDArray[np.int64],
         vector: npt.NDArray[np.float64],
         metric: Metric,
@@ -539,29 +615,50 @@ class SQLiteVector(MastraVector):
         The stored vectors are float32 anyway; float32 arithmetic keeps scores within ~1e-6 of a float64
         recomputation while avoiding a float64 copy of the matrix on every query (about 30x faster).
         """
-        every_row = rows.size == snapshot.matrix.shape[0]  # rows is sorted and unique: "all of them"
         query = vector.astype(_FLOAT32)
-        parts = []
-        for start in range(0, rows.size, _SCORE_CHUNK):
-            picked = slice(start, start + _SCORE_CHUNK) if every_row else rows[start : start + _SCORE_CHUNK]
-            block = snapshot.matrix[picked]
-            if metric == "dotproduct":
-                part = block @ query
-            elif metric == "euclidean":
-                part = 1.0 / (1.0 + np.linalg.norm(block - query, axis=1))
-            else:
-                denom = snapshot.norms[picked] * np.float32(np.linalg.norm(query))
-                dots = block @ query
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    part = np.clip(np.where(denom > 0, dots / np.where(denom > 0, denom, 1), 0), -1, 1)
-            parts.append(np.asarray(part, dtype=np.float64))
-        return np.concatenate(parts)
+        n = snapshot.n
+        if metric == "euclidean":
+            parts = []
+            for start in range(0, rows.size, _SCORE_CHUNK):  # bounds the temporaries of block - query
+                block = snapshot.matrix[rows[start : start + _SCORE_CHUNK]]
+                parts.append(
+                    np.asarray(1.0 / (1.0 + np.linalg.norm(block - query, axis=1)), dtype=np.float64)
+                )
+            return np.concatenate(parts)
+        if rows.size * 2 >= n:
+            # Most rows: one contiguous matrix-vector product beats gathering the rows first.
+            dots = (snapshot.matrix[:n] @ query)[rows] if rows.size != n else snapshot.matrix[:n] @ query
+        else:
+            # A few rows: einsum rather than BLAS, whose thread wake-ups cost more than the product
+            # itself on a busy machine (measured 2-6 ms p50 against 0.2 ms for 2,000 rows).
+            dots = np.empty(rows.size, dtype=_FLOAT32)
+            for start in range(0, rows.size, _SCORE_CHUNK):  # bounds the gathered copy
+                block = snapshot.matrix[rows[start : start + _SCORE_CHUNK]]
+                dots[start : start + _SCORE_CHUNK] = np.einsum("ij,j->i", block, query)
+        if metric == "dotproduct":
+            return dots.astype(np.float64)
+        denom = snapshot.norms[rows] * np.float32(np.linalg.norm(query))
+        cosine = np.zeros(rows.size, dtype=_FLOAT32)  # a zero-norm row scores 0
+        np.divide(dots, denom, out=cosine, where=denom > 0)
+        np.clip(cosine, -1, 1, out=cosine)
+        return cosine.astype(np.float64)
 
     @staticmethod
     def _metadata_of(conn: sqlite3.Connection, name: str, seqs: npt.NDArray[np.int64]) -> dict[int, Any]:
         wanted = json.dumps([int(s) for s in seqs])
         sql = f"SELECT seq, metadata FROM {_table(name)} WHERE seq IN (SELECT value FROM json_each(?))"
         return {int(seq): json.loads(meta) for seq, meta in conn.execute(sql, (wanted,))}
+
+    def translate_filter(self, flt: Any) -> Any:
+        """As :meth:`MastraVector.translate_filter`, through a bounded cache of translations (docs/spec.md
+        §2.7): the same filter is translated once, however many queries and chunks use it."""
+        node: Node | None = _parsed(flt)
+        if node is None:
+            return None
+        translator = self.translator
+        if not (isinstance(translator, type) and issubclass(translator, SQLiteFilterTranslator)):
+            return super().translate_filter(node)
+        return translate_cached(node, translator)
 
     def _fragment(self, native_filter: Any) -> SqlFragment:
         if not isinstance(native_filter, SqlFragment):
@@ -572,7 +669,7 @@ class SQLiteVector(MastraVector):
 
 
 def _top_k(
-    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], id_rank: npt.NDArray[np.int64], k: int
+    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], ids: Sequence[str], k: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """The ``k`` best rows by (score descending, id ascending) and their scores.
 
@@ -585,6 +682,7 @@ def _top_k(
         candidates = np.flatnonzero(scores >= cutoff)
     else:
         candidates = np.arange(n)
-    order = np.lexsort((id_rank[rows[candidates]], -scores[candidates]))[:k]
-    picked = candidates[order]
+    # Usually about k candidates: ids compare in code-point order, as the portable tie-break wants.
+    order = sorted(candidates.tolist(), key=lambda c: (-scores[c], ids[int(rows[c])]))[:k]
+    picked = np.asarray(order, dtype=np.int64)
     return rows[picked], scores[picked]

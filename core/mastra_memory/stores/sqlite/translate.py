@@ -24,6 +24,9 @@ The expression means exactly what the reference evaluator (``filters/evaluate.py
   such use.
 * The finished expression is compiled once on a private in-memory connection. A filter nested deeper
   than SQLite's parser or join limits raises ``UnsupportedFilterError`` there, before any I/O.
+* :func:`translate_cached` keeps the last translations, keyed by the filter's canonical form (every
+  operand with its type: ``1``, ``1.0`` and ``True`` are different keys), so a filter used again — the
+  recall scope of every turn — is not translated again.
 """
 
 from __future__ import annotations
@@ -32,11 +35,12 @@ import json
 import re
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ...filters.ast import Comparison, Node, Path, Regex, Scalar
+from ...filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
 from ...filters.regex import compile_regex
 from ...vector.sql_translate import IDENTIFIER, SqlFilterTranslator
 from .capabilities import SQLITE_CAPABILITIES
@@ -68,6 +72,8 @@ class SqlFragment:
 
     sql: str
     params: Mapping[str, SqlValue]
+    #: The filter this fragment was translated from (the store evaluates it in memory when it can).
+    node: Node | None = field(default=None, compare=False)
 
 
 def regexp(pattern: str, options: str, value: object) -> int:
@@ -104,6 +110,58 @@ def _unparsable(fragment: SqlFragment) -> str | None:
     except sqlite3.OperationalError as exc:
         return str(exc)
     return None
+
+
+#: How many distinct translations :func:`translate_cached` keeps.
+TRANSLATION_CACHE_SIZE: Final = 512
+_cache: OrderedDict[tuple[type, tuple[Any, ...]], SqlFragment] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _typed(value: Scalar | tuple[Scalar, ...]) -> tuple[Any, ...]:
+    if isinstance(value, tuple):
+        return tuple((type(v), v) for v in value)
+    return (type(value), value)
+
+
+def canonical(node: Node) -> tuple[Any, ...]:
+    """A hashable key that equals another node's exactly when both translate to the same SQL.
+
+    Every operand carries its type (Python's ``1 == 1.0 == True`` must not merge filters), and every
+    field the translation reads is part of the key: paths, operators, operands, regex options.
+    """
+    if isinstance(node, Comparison):
+        return ("c", node.path, node.op, _typed(node.value))
+    if isinstance(node, Regex):
+        return ("r", node.path, node.pattern, node.options)
+    if isinstance(node, ElemMatch):
+        return ("m", node.path, canonical(node.condition))
+    if isinstance(node, Not):
+        return ("not", canonical(node.child))
+    tag = {And: "and", Or: "or", Nor: "nor"}[type(node)]
+    return (tag, *(canonical(child) for child in node.children))
+
+
+def translate_cached(node: Node, translator: type[SQLiteFilterTranslator] | None = None) -> SqlFragment:
+    """``translator().translate(node)``, from the bounded cache when this filter was seen.
+
+    The translation depends only on the filter and the translator class (not on the index, the tenant
+    or the data), so one cache serves every store; the key holds the class and every operand, so two
+    tenants' filters never share an entry. Translation errors are raised every time (never cached).
+    """
+    translator = translator or SQLiteFilterTranslator
+    key = (translator, canonical(node))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    fragment = translator().translate(node)
+    with _cache_lock:
+        _cache[key] = fragment
+        if len(_cache) > TRANSLATION_CACHE_SIZE:
+            _cache.popitem(last=False)
+    return fragment
 
 
 # --- locations: where a resolved JSON value lives, as SQL expressions --------------------------------
@@ -213,7 +271,7 @@ class SQLiteFilterTranslator(SqlFilterTranslator[SqlFragment, _Loc]):
             self.unsupported(
                 node, f"the filter nests too deeply for SQLite ({problem}); simplify it", path=()
             )
-        return result
+        return SqlFragment(result.sql, result.params, node)
 
     def regex(self, node: Regex) -> SqlFragment:
         pattern = self._bind(self._text(node, node.pattern))
