@@ -77,6 +77,9 @@ class MastraVector(VectorArguments, ABC):
     """
 
     translator: ClassVar[type[FilterTranslator[Any]] | None] = None
+    #: The ``**adapter_options`` :meth:`query` accepts and hands to ``_query`` (``ef``, ``exact``, ...);
+    #: any other is refused before any I/O (docs/spec.md §3.1).
+    query_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self) -> None:
         self._dimensions: dict[str, int] = {}
@@ -109,6 +112,17 @@ class MastraVector(VectorArguments, ABC):
                 index=index,
             )
             raise err from exc
+
+    def _check_query_options(self, operation: str, options: Mapping[str, Any]) -> None:
+        unknown = set(options) - self.query_options
+        if unknown:
+            accepted = ", ".join(sorted(self.query_options)) or "none"
+            raise self._error(
+                ValidationError,
+                operation,
+                "INVALID_ARGS",
+                f"unknown query options {sorted(unknown)} for {self.store_name} (it accepts: {accepted})",
+            )
 
     def _not_found(self, operation: str, index: str) -> IndexNotFoundError:
         err = self._error(
@@ -231,6 +245,7 @@ class MastraVector(VectorArguments, ABC):
         op = "QUERY"
         name = self._native_name(op, index_name)
         vector = self._query_arguments(op, query_vector, top_k)
+        self._check_query_options(op, adapter_options)
         if isinstance(filter, TranslatedFilter):
             native_filter = filter.native if filter.store is self else self.translate_filter(filter.node)
         else:

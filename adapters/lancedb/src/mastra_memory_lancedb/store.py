@@ -191,6 +191,7 @@ class LanceDBVector(MastraVector):
 
     capabilities = LANCEDB_CAPABILITIES
     translator = LanceDBTranslator
+    query_options = frozenset({"ef", "probes"})
 
     def __init__(self, settings: LanceDBSettings | str | None = None) -> None:
         super().__init__()
@@ -609,12 +610,6 @@ class LanceDBVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        unknown = set(options) - {"ef", "probes"}
-        if unknown:
-            raise self._error(
-                ValidationError, "QUERY", "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for lancedb (it takes: ef, probes)",
-            )  # fmt: skip
         for key, value in options.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 message = f"{key} must be a positive integer, got {value!r}"

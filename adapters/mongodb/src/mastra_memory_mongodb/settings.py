@@ -17,6 +17,7 @@ import os
 import re
 from typing import Any, Final, Literal
 
+from mastra_memory.plugins.aliases import rename_aliases
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -107,14 +108,9 @@ class MongoDBSettings(BaseSettings):
     def _aliases(cls, data: Any) -> Any:
         """Accept Mastra's names (``uri``, ``dbName``) and camelCase spellings; ``MASTRA_MEMORY_MONGODB_URI``
         is read as well as ``..._URL``."""
-        if not isinstance(data, dict):
-            return data
-        renamed: dict[str, Any] = {}
-        for key, value in data.items():
-            name = str(_ALIASES.get(key, key))
-            if name in renamed and renamed[name] != value:
-                raise ValueError(f"{name} is given twice ({key!r} and another spelling)")
-            renamed[name] = value
+        renamed = rename_aliases(data, _ALIASES)
+        if not isinstance(renamed, dict):
+            return renamed
         if renamed.get("url") is None and os.environ.get(f"{ENV_PREFIX}URI"):
             renamed["url"] = os.environ[f"{ENV_PREFIX}URI"]
         return renamed

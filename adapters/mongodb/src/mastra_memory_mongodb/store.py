@@ -207,6 +207,7 @@ class MongoDBVector(MastraVector):
 
     capabilities = capabilities_for("mongodb", "auto")
     translator = MongoFilterTranslator
+    query_options = _QUERY_OPTIONS
 
     def __init__(self, settings: MongoDBSettings | str | None = None) -> None:
         super().__init__()
@@ -637,12 +638,6 @@ class MongoDBVector(MastraVector):
         options: dict[str, Any],
     ) -> list[QueryResult]:
         op = "QUERY"
-        unknown = set(options) - _QUERY_OPTIONS
-        if unknown:
-            raise self._error(
-                ValidationError, op, "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for mongodb (accepted: exact, num_candidates)",
-            )  # fmt: skip
         flt = self._filter(native_filter) if native_filter is not None else None
         query = None if vector is None else self._float32(op, vector)
         try:

@@ -131,6 +131,7 @@ class OpenSearchVector(MastraVector):
 
     capabilities: ClassVar[AdapterCapabilities] = OPENSEARCH_CAPABILITIES
     translator = OpenSearchFilterTranslator
+    query_options = _QUERY_OPTIONS
 
     def __init__(
         self, settings: OpenSearchSettings | None = None, client: AsyncOpenSearch | None = None
@@ -539,14 +540,6 @@ class OpenSearchVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        unknown = set(options) - _QUERY_OPTIONS
-        if unknown:
-            raise self._error(
-                ValidationError,
-                "QUERY",
-                "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for opensearch (accepted: ef, exact)",
-            )
         assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
         info = await self._info("QUERY", name)
         ef = self._ef(info, top_k, options)

@@ -17,6 +17,7 @@ import os
 import re
 from typing import Any, Final
 
+from mastra_memory.plugins.aliases import rename_aliases
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -92,14 +93,9 @@ class PgVectorSettings(BaseSettings):
     def _aliases(cls, data: Any) -> Any:
         """Accept ``dsn``/``connectionString`` for ``url``, ``schema`` and ``dbname``, and camelCase names;
         read ``MASTRA_MEMORY_PGVECTOR_SCHEMA`` as well as ``..._SCHEMA_NAME``."""
-        if not isinstance(data, dict):
-            return data
-        renamed: dict[str, Any] = {}
-        for key, value in data.items():
-            name = str(_ALIASES.get(key, key))
-            if name in renamed and renamed[name] != value:
-                raise ValueError(f"{name} is given twice ({key!r} and another spelling)")
-            renamed[name] = value
+        renamed = rename_aliases(data, _ALIASES)
+        if not isinstance(renamed, dict):
+            return renamed
         if "schema_name" not in renamed and os.environ.get(f"{ENV_PREFIX}SCHEMA"):
             renamed["schema_name"] = os.environ[f"{ENV_PREFIX}SCHEMA"]
         return renamed

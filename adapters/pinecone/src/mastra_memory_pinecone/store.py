@@ -134,6 +134,7 @@ class PineconeVector(MastraVector):
 
     capabilities: ClassVar[AdapterCapabilities] = PINECONE_CAPABILITIES
     translator = PineconeFilterTranslator
+    query_options = _QUERY_OPTIONS
     native_index_name_pattern: ClassVar[re.Pattern[str]] = NATIVE_INDEX_NAME
 
     def __init__(self, settings: PineconeSettings) -> None:
@@ -433,14 +434,6 @@ class PineconeVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        unknown = set(options) - _QUERY_OPTIONS
-        if unknown:
-            raise self._error(
-                ValidationError,
-                "QUERY",
-                "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for pinecone (accepted: namespace)",
-            )
         namespace = options.get("namespace", self.namespace)
         if not isinstance(namespace, str):
             raise self._error(ValidationError, "QUERY", "INVALID_ARGS", "namespace must be a string")

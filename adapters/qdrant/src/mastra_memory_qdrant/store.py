@@ -102,6 +102,7 @@ class QdrantVector(MastraVector):
 
     capabilities: ClassVar[AdapterCapabilities] = QDRANT_CAPABILITIES
     translator = QdrantFilterTranslator
+    query_options = _QUERY_OPTIONS
 
     def __init__(self, settings: QdrantSettings, backend: QdrantBackend | None = None) -> None:
         super().__init__()
@@ -247,14 +248,6 @@ class QdrantVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        unknown = set(options) - _QUERY_OPTIONS
-        if unknown:
-            raise self._error(
-                ValidationError,
-                "QUERY",
-                "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for qdrant (accepted: ef, exact)",
-            )
         info = await self._info("QUERY", name)
         assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
         ef = options.get("ef", self._ef.get(name))

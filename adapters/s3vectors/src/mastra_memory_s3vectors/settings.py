@@ -10,11 +10,13 @@ config files, an instance or container role). Fields accept their camelCase spel
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Final
+from typing import Annotated, Any, Final
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from mastra_memory.plugins.aliases import rename_aliases
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 __all__ = ["DEFAULT_NON_FILTERABLE", "ENV_PREFIX", "MAX_NON_FILTERABLE_KEYS", "S3VectorsSettings"]
 
@@ -28,8 +30,27 @@ _BUCKET: Final = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 _PREFIX: Final = re.compile(r"^[a-z0-9][a-z0-9.-]*[.-]$")
 
 
-def _alias(name: str, *others: str) -> AliasChoices:
-    return AliasChoices(name, *others)
+#: Other spellings accepted as keywords (camelCase, boto3's and Mastra's names). They are not read from the
+#: environment: only ``MASTRA_MEMORY_S3VECTORS_<FIELD>`` is (see mastra_memory.plugins.aliases).
+_ALIASES: Final = {
+    "vectorBucketName": "bucket",
+    "bucket_name": "bucket",
+    "bucketName": "bucket",
+    "region_name": "region",
+    "regionName": "region",
+    "endpointUrl": "endpoint_url",
+    "accessKeyId": "aws_access_key_id",
+    "secretAccessKey": "aws_secret_access_key",
+    "sessionToken": "aws_session_token",
+    "profile": "profile_name",
+    "indexPrefix": "index_prefix",
+    "nonFilterableMetadataKeys": "non_filterable_metadata_keys",
+    "createBucket": "create_bucket",
+    "connectTimeout": "connect_timeout",
+    "readTimeout": "read_timeout",
+    "maxAttempts": "max_attempts",
+    "maxWorkers": "max_workers",
+}
 
 
 class S3VectorsSettings(BaseSettings):
@@ -56,31 +77,26 @@ class S3VectorsSettings(BaseSettings):
         env_prefix=ENV_PREFIX, populate_by_name=True, extra="forbid", frozen=True
     )
 
-    bucket: str = Field(validation_alias=_alias("bucket", "vectorBucketName", "bucket_name", "bucketName"))
-    region: str | None = Field(default=None, validation_alias=_alias("region", "region_name", "regionName"))
-    endpoint_url: str | None = Field(default=None, validation_alias=_alias("endpoint_url", "endpointUrl"))
-    aws_access_key_id: SecretStr | None = Field(
-        default=None, validation_alias=_alias("aws_access_key_id", "accessKeyId")
-    )
-    aws_secret_access_key: SecretStr | None = Field(
-        default=None, validation_alias=_alias("aws_secret_access_key", "secretAccessKey")
-    )
-    aws_session_token: SecretStr | None = Field(
-        default=None, validation_alias=_alias("aws_session_token", "sessionToken")
-    )
-    profile_name: str | None = Field(default=None, validation_alias=_alias("profile_name", "profile"))
-    index_prefix: str = Field(default="", validation_alias=_alias("index_prefix", "indexPrefix"))
-    non_filterable_metadata_keys: tuple[str, ...] = Field(
-        default=DEFAULT_NON_FILTERABLE,
-        validation_alias=_alias("non_filterable_metadata_keys", "nonFilterableMetadataKeys"),
-    )
-    create_bucket: bool = Field(default=False, validation_alias=_alias("create_bucket", "createBucket"))
-    connect_timeout: float = Field(
-        default=5.0, gt=0, validation_alias=_alias("connect_timeout", "connectTimeout")
-    )
-    read_timeout: float = Field(default=30.0, gt=0, validation_alias=_alias("read_timeout", "readTimeout"))
-    max_attempts: int = Field(default=3, ge=1, le=10, validation_alias=_alias("max_attempts", "maxAttempts"))
-    max_workers: int = Field(default=4, ge=1, le=64, validation_alias=_alias("max_workers", "maxWorkers"))
+    bucket: str
+    region: str | None = None
+    endpoint_url: str | None = None
+    aws_access_key_id: SecretStr | None = None
+    aws_secret_access_key: SecretStr | None = None
+    aws_session_token: SecretStr | None = None
+    profile_name: str | None = None
+    index_prefix: str = ""
+    # NoDecode: the environment value is parsed by _keys (comma-separated or a JSON list), not as JSON only.
+    non_filterable_metadata_keys: Annotated[tuple[str, ...], NoDecode] = DEFAULT_NON_FILTERABLE
+    create_bucket: bool = False
+    connect_timeout: float = Field(default=5.0, gt=0)
+    read_timeout: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    max_workers: int = Field(default=4, ge=1, le=64)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        return rename_aliases(data, _ALIASES)
 
     @field_validator("bucket")
     @classmethod
@@ -108,7 +124,7 @@ class S3VectorsSettings(BaseSettings):
         if isinstance(value, str):  # from the environment: comma-separated or a JSON list
             text = value.strip()
             if text.startswith("["):
-                return text
+                return json.loads(text)
             return tuple(k.strip() for k in text.split(",") if k.strip())
         return value
 

@@ -390,13 +390,6 @@ class S3VectorsVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        if options:
-            raise self._error(
-                ValidationError,
-                "QUERY",
-                "INVALID_ARGS",
-                f"unknown query options {sorted(options)} for s3vectors (it takes none)",
-            )
         info = await self._info("QUERY", name)
         assert vector is not None  # metadata_only_query is not declared: the base requires a vector
         flt: S3Filter | None = native_filter

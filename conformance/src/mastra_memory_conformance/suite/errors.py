@@ -818,6 +818,36 @@ class ErrorsSuite:
             await self._assert_live(counter, vector_store, index_name, conformance_dimension)
         assert await self._state(vector_store, capabilities, index_name, conformance_dimension) == before
 
+    async def test_unknown_query_options_are_refused_before_any_io(
+        self,
+        request: pytest.FixtureRequest,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        index_name: str,
+        conformance_dimension: int,
+    ) -> None:
+        """§3.1: a ``query`` keyword the store does not declare in ``query_options`` raises ValidationError
+        (QUERY_INVALID_ARGS) naming it, before any hook runs — also for an index that does not exist,
+        whose lookup would be I/O; a declared option is accepted."""
+        set_item(request, "unknown query options")
+        await self._seed(vector_store, capabilities, index_name, conformance_dimension)
+        query = query_vector(conformance_dimension)
+        with HookCounter(vector_store) as counter:
+            for index in (index_name, f"{index_name}_missing"):
+                with pytest.raises(ValidationError) as raised:
+                    await vector_store.query(index, query, top_k=1, not_an_option=1)
+                assert raised.value.id == expected_error_id(capabilities, "QUERY", "INVALID_ARGS"), (
+                    raised.value
+                )
+                assert "not_an_option" in str(raised.value), str(raised.value)
+            assert not counter.calls, (
+                f"unknown options must fail before any I/O; hooks ran: {dict(counter.calls)}"
+            )
+        for option in sorted(type(vector_store).query_options & {"exact", "ef", "probes"}):
+            value: Any = True if option == "exact" else 64
+            hits = await vector_store.query(index_name, query, top_k=1, **{option: value})
+            assert len(hits) == 1, f"query with the declared option {option}={value!r} returned {hits}"
+
     async def test_every_problem_is_reported_at_once(
         self,
         vector_store: MastraVector,
