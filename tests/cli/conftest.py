@@ -23,14 +23,46 @@ WIDE = {"COLUMNS": "200"}  # one table row per line, so assertions can read rows
 Invoke = Callable[..., Result]
 
 
+@pytest.fixture(autouse=True)
+def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private user data directory: the demo's default database never lands in the real home."""
+    path = tmp_path / "data-home"
+    monkeypatch.setenv("XDG_DATA_HOME", str(path))
+    return path
+
+
 @pytest.fixture
 def invoke() -> Invoke:
-    """Run the memory commands on a fresh app, as a person would from a wide terminal."""
+    """Run the memory commands on a fresh app, with tables forced (``--layout table`` unless given).
+
+    CliRunner's output is not a terminal, so ``--layout auto`` would print the compact text layout; the
+    tests that read table rows ask for tables the way a person can.
+    """
     app = typer.Typer()
     register(app)
 
     def run(*args: str | Path) -> Result:
-        return CliRunner().invoke(app, [str(a) for a in args], env=WIDE)
+        argv = [str(a) for a in args]
+        if (
+            argv
+            and argv[0] in ("demo", "recall", "threads")
+            and "--layout" not in argv
+            and "--json" not in argv
+        ):
+            argv[1:1] = ["--layout", "table"]
+        return CliRunner().invoke(app, argv, env=WIDE)
+
+    return run
+
+
+@pytest.fixture
+def invoke_as_is() -> Callable[..., Result]:
+    """Run the memory commands exactly as given, with ``env`` (e.g. COLUMNS, TTY_COMPATIBLE) on top."""
+    app = typer.Typer()
+    register(app)
+
+    def run(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+        return CliRunner().invoke(app, [str(a) for a in args], env=env or {})
 
     return run
 

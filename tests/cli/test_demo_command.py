@@ -91,6 +91,13 @@ def test_demo_command_prints_questions_tables_and_summary(invoke: Invoke, tmp_pa
     assert db.is_file()
 
 
+def test_demo_prints_where_it_stores_when_given_db(invoke: Invoke, tmp_path: Path) -> None:
+    db = tmp_path / "elsewhere.db"
+    result = invoke("demo", "--db", db, "--embedder", "hash/64")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == f"using {db}"
+
+
 def test_demo_recreates_its_database_on_every_run(
     invoke: Invoke, tmp_path: Path, db_state: Callable[[Path], dict[str, Any]]
 ) -> None:
@@ -104,14 +111,36 @@ def test_demo_recreates_its_database_on_every_run(
     assert len(state["messages"]) == len(read_sample().messages) + len(QUESTIONS)
 
 
-def test_default_demo_database_is_not_memory_db(
+def test_default_demo_database_is_in_the_user_data_dir_and_printed(
+    invoke: Invoke,
+    tmp_path: Path,
+    data_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    db_state: Callable[[Path], dict[str, Any]],
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    expected = data_home / "mastra-memory" / "demo.db"
+    for _ in range(2):  # a rerun replaces the demo database: nothing piles up
+        result = invoke("demo", "--embedder", "hash/64")
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[0] == f"using {expected}"
+    assert list(work.iterdir()) == []  # nothing in the working directory, no ./memory.db
+    state = db_state(expected)
+    assert len(state["messages"]) == len(read_sample().messages) + len(QUESTIONS)
+
+
+def test_a_relative_xdg_data_home_is_ignored(
     invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/dir")  # the XDG spec says: ignore it
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     result = invoke("demo", "--embedder", "hash/64")
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "mastra-memory-demo.db").is_file()
-    assert not (tmp_path / "memory.db").exists()
+    assert (tmp_path / "home" / ".local" / "share" / "mastra-memory" / "demo.db").is_file()
+    assert not (tmp_path / "relative").exists()
 
 
 def test_demo_refuses_to_replace_another_database(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from mastra_memory.stores.sqlite.storage import SQLiteStorage
 
 Invoke = Callable[..., Any]
 WriteJsonl = Callable[[Path, list[Any]], Path]
@@ -202,3 +206,132 @@ def test_a_byte_order_mark_is_tolerated(invoke: Invoke, tmp_path: Path, db_state
     result = invoke("ingest", data, "--db", tmp_path / "memory.db", "--no-embed")
     assert result.exit_code == 0, result.output
     assert db_state(tmp_path / "memory.db")["messages"]["a1"] == ("trip", "user", "Book the train")
+
+
+def test_every_bad_line_is_reported_and_nothing_is_saved(
+    invoke: Invoke, tmp_path: Path, write_jsonl: WriteJsonl, db_state: DbState
+) -> None:
+    db = tmp_path / "memory.db"
+    data = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            ALICE[0],
+            "{not json}",  # line 2
+            ALICE[1],
+            json.dumps({"thread_id": "trip", "role": "robot", "content": "x"}),  # line 4
+            json.dumps({"thread_id": "trip", "role": "user"}),  # line 5
+            ALICE[2],
+            json.dumps({"id": "a1", "thread_id": "trip", "role": "user", "content": "again"}),  # line 7
+        ],
+    )
+    result = invoke("ingest", data, "--db", db, "--embedder", "hash/64")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == f"error: {data}: 4 invalid lines, nothing was saved:"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["line 2", "line 4", "line 5", "line 7"]
+    assert "invalid JSON" in lines[1]
+    assert "role" in lines[2]
+    assert "missing required field 'content'" in lines[3]
+    assert "already used on line 1" in lines[4]
+    assert not db.exists()  # checked before the database was opened
+
+
+def test_every_thread_problem_is_reported_before_writing(
+    invoke: Invoke, tmp_path: Path, write_jsonl: WriteJsonl, db_state: DbState
+) -> None:
+    db = tmp_path / "memory.db"
+    mine = write_jsonl(
+        tmp_path / "mine.jsonl", [{"thread_id": "t", "resource_id": "zoe", "role": "user", "content": "mine"}]
+    )
+    assert invoke("ingest", mine, "--db", db, "--no-embed").exit_code == 0
+    before = db_state(db)
+    theirs = write_jsonl(
+        tmp_path / "theirs.jsonl",
+        [
+            {"thread_id": "u", "resource_id": "eve", "role": "user", "content": "ok"},
+            {"thread_id": "t", "resource_id": "eve", "role": "user", "content": "not yours"},
+            {"thread_id": "orphan", "role": "user", "content": "whose?"},
+        ],
+    )
+    result = invoke("ingest", theirs, "--db", db, "--no-embed")
+    assert result.exit_code == 1
+    assert "2 invalid lines, nothing was saved" in result.stderr
+    assert "line 2: thread 't' already exists and belongs to another resource" in result.stderr
+    assert "line 3: thread 'orphan' does not exist yet; give resource_id" in result.stderr
+    assert db_state(db) == before
+
+
+def test_a_json_array_is_accepted(
+    invoke: Invoke, tmp_path: Path, db_state: DbState, vector_counts: Callable[[Path], dict[str, int]]
+) -> None:
+    db = tmp_path / "memory.db"
+    data = tmp_path / "in.json"
+    data.write_text(json.dumps(ALICE, indent=2), encoding="utf-8")
+    result = invoke("ingest", data, "--db", db, "--embedder", "hash/64")
+    assert result.exit_code == 0, result.output
+    assert "Messages saved │ 3" in result.stdout
+    state = db_state(db)
+    assert state["messages"]["a2"] == ("trip", "assistant", "Booked the 9:00 train")
+    assert state["threads"]["trip"] == ("alice", "Trip")
+    assert vector_counts(db) == {"memory_messages_64": 3}
+
+
+def test_bad_items_of_a_json_array_are_reported_by_line(invoke: Invoke, tmp_path: Path) -> None:
+    data = tmp_path / "in.json"
+    items = [ALICE[0], {"thread_id": "trip", "role": "user"}, ALICE[1], [1]]
+    data.write_text("[\n" + ",\n".join(json.dumps(i) for i in items) + "\n]\n", encoding="utf-8")
+    result = invoke("ingest", data, "--db", tmp_path / "memory.db")
+    assert result.exit_code == 1
+    assert "2 invalid lines, nothing was saved" in result.stderr
+    assert "line 3: missing required field 'content'" in result.stderr
+    assert "line 5: expected a JSON object, got list" in result.stderr
+    assert not (tmp_path / "memory.db").exists()
+
+
+def test_a_broken_json_array_names_where(invoke: Invoke, tmp_path: Path) -> None:
+    data = tmp_path / "in.json"
+    data.write_text('[\n  {"thread_id": "t"},\n  {"thread_id": \n]\n', encoding="utf-8")
+    result = invoke("ingest", data, "--db", tmp_path / "memory.db")
+    assert result.exit_code == 1
+    assert "line 4: invalid JSON array" in result.stderr
+    assert not (tmp_path / "memory.db").exists()
+
+
+def test_created_at_now_is_the_time_of_loading(
+    invoke: Invoke, tmp_path: Path, write_jsonl: WriteJsonl
+) -> None:
+    db = tmp_path / "memory.db"
+    records = [
+        {
+            "id": "n1",
+            "thread_id": "t",
+            "resource_id": "r",
+            "role": "user",
+            "content": "one",
+            "created_at": "now",
+        },
+        {"id": "n2", "thread_id": "t", "role": "user", "content": "two", "createdAt": "NOW"},
+    ]
+    started = datetime.now(UTC)
+    result = invoke("ingest", write_jsonl(tmp_path / "in.jsonl", records), "--db", db, "--no-embed")
+    assert result.exit_code == 0, result.output
+
+    async def times() -> list[datetime]:
+        storage = SQLiteStorage(url=str(db))
+        try:
+            page = await storage.list_messages("t", per_page=False)
+            return [m.created_at for m in sorted(page.messages, key=lambda m: m.id)]
+        finally:
+            await storage.close()
+
+    first, second = asyncio.run(times())
+    assert started <= first <= second <= datetime.now(UTC)  # "now", in line order
+
+
+def test_ingest_help_documents_now_and_arrays(invoke: Invoke) -> None:
+    result = invoke("ingest", "--help")
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert 'or "now"' in flat
+    assert "JSON array" in flat

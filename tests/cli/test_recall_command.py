@@ -191,23 +191,60 @@ def test_errors_are_one_line_and_exit_1(invoke: Invoke, db: Path, args: list[str
     assert message in error
 
 
-def test_an_embedder_without_vectors_recalls_nothing(invoke: Invoke, db: Path) -> None:
-    # The file was indexed with hash/64; wordllama's 256-dimensional index is empty until `reindex`.
+def test_recall_with_an_embedder_that_has_no_index_says_reindex_builds_it(
+    invoke: Invoke, db: Path, vector_counts: Callable[[Path], dict[str, int]]
+) -> None:
+    # The file was indexed with hash/64; asking with hash/32 used to print "no stored message matched".
+    args = ["--db", db, "--thread", "puppy", "--resource", "alex", EXACT]
+    result = invoke("recall", "--embedder", "hash/32", *args)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    error = result.stderr.strip()
+    assert error.startswith("error: no vector index for embedder hash/32 in ")
+    assert "memory_messages_32, which was never built" in error
+    assert "the store has memory_messages_64, built with another embedder" in error
+    assert f"`mastra-memory reindex --db {db} --embedder hash/32`" in error
+    assert vector_counts(db) == {"memory_messages_64": 54}  # recall created no empty index
+    built = invoke("reindex", "--db", db, "--embedder", "hash/32")  # the command the error names
+    assert built.exit_code == 0, built.output
+    again = invoke("recall", "--embedder", "hash/32", "--json", *args)
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["hits"][0]["message_id"] == "puppy-05"
+
+
+@pytest.mark.parametrize("layout", ["table", "text"])
+def test_history_folded_into_hits_is_said_not_hidden(invoke: Invoke, db: Path, layout: str) -> None:
+    # The question is the thread's last-but-one message: with --last 2 both history messages are in the
+    # hit's window (with one older one), shown as hit and context; "no earlier messages" would be false.
+    newest = "Crate training is going slowly, she cries at night."
     result = invoke(
-        "recall",
-        "--db",
-        db,
-        "--embedder",
-        "local/wordllama",
-        "--thread",
-        "puppy",
-        "--resource",
-        "alex",
-        EXACT,
+        "recall", "--db", db, "--embedder", "hash/64", "--thread", "puppy", "--scope", "thread",
+        "--last", "2", "--top-k", "1", "--layout", layout, newest,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert "no earlier messages" not in flat
+    assert (
+        "Recent history of “Adopting a dog”: its 3 message(s) in this recall are hits or context, shown "
+        "under “Recalled from memory” and not repeated here" in flat
+    )
+    assert newest in flat
+
+
+def test_history_of_a_new_thread_is_empty_and_says_so(invoke: Invoke, db: Path) -> None:
+    result = invoke(
+        "recall", "--db", db, "--embedder", "hash/64", "--thread", "new", "--resource", "alex", EXACT
     )
     assert result.exit_code == 0, result.output
-    assert "Nothing recalled" in result.stdout
-    assert "Recent history of “Adopting a dog”" in result.stdout
+    assert "Recent history of “new”: no earlier messages" in result.stdout
+
+
+def test_history_off_is_said(invoke: Invoke, db: Path) -> None:
+    result = invoke(
+        "recall", "--db", db, "--embedder", "hash/64", "--thread", "book-club", "--last", "0", EXACT
+    )
+    assert result.exit_code == 0, result.output
+    assert "Recent history of “Book club”: not requested (--last 0)" in " ".join(result.stdout.split())
 
 
 def test_a_missing_database_is_not_created(invoke: Invoke, tmp_path: Path) -> None:

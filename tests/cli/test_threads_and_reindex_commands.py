@@ -162,3 +162,15 @@ def test_reindex_errors_are_one_line(
     assert len(error.splitlines()) == 1
     assert message in error
     assert vector_counts(db) == {}
+
+
+def test_threads_text_layout_fits_80_columns(invoke: Invoke, db: Path) -> None:
+    result = invoke("threads", "--db", db, "--layout", "text")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Threads in {db}:"
+    assert "  kyoto  Kyoto trip" in lines
+    kyoto = lines[lines.index("  kyoto  Kyoto trip") + 1]
+    assert kyoto.startswith("    resource alex · 3 message(s) · 2025-02-03 19:12 to ")  # updated: at ingest
+    assert max(len(line) for line in lines if not line.startswith("Threads in")) <= 80
+    assert "┃" not in result.stdout

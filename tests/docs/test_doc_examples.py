@@ -1,8 +1,10 @@
 """Every Python example in the README and the user docs runs, so none of them can rot.
 
 The blocks of one page run in order in one namespace, in a fresh temporary working directory, with
-top-level ``await`` allowed (:mod:`mastra_memory_conformance.doc_examples`). Each adapter's README is run
-by that adapter's own tests (``adapters/<name>/tests/test_readme.py``), where its extra is installed.
+top-level ``await`` allowed (:mod:`mastra_memory_conformance.doc_examples`). Each adapter's README and
+its page ``docs/adapters/<name>.md`` are run by that adapter's own tests
+(``adapters/<name>/tests/test_readme.py``), where its extra is installed and its backend can be started;
+the page of the embedded SQLite store, which ships with the core, runs here.
 Pages whose examples need something this suite does not start are listed in ``NOT_RUN`` with the reason.
 """
 
@@ -20,12 +22,20 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_RUN = {
     "docs/plugins/writing-a-plugin.md": "an outline of a hypothetical `mystore` package; its runnable twin "
     "is examples/mastra-memory-dictstore, installed from its wheel and run through the kit by tests/examples",
+    "docs/integrations.md": "its blocks import openai-agents and pydantic-ai, which this suite does not "
+    "install; integrations/<name>/tests/test_readme.py runs each block where its framework is installed",
 }
+
+
+#: Adapter pages of stores that ship with the core, whose examples this suite runs. Every other
+#: docs/adapters/<name>.md runs in adapters/<name>/tests/test_readme.py, where its extra is installed.
+CORE_ADAPTER_PAGES = ("sqlite",)
 
 
 def _pages() -> list[Path]:
     docs = ROOT / "docs"
     pages = [ROOT / "README.md", *sorted(docs.glob("*.md")), *sorted(docs.glob("plugins/*.md"))]
+    pages += [docs / "adapters" / f"{name}.md" for name in CORE_ADAPTER_PAGES]
     return [p for p in pages if python_blocks(p.read_text()) and str(p.relative_to(ROOT)) not in NOT_RUN]
 
 
@@ -46,4 +56,27 @@ def test_every_adapter_runs_its_readme() -> None:
         assert readme_test.is_file(), f"{adapter.parent.name}: add tests/test_readme.py"
         assert python_blocks((adapter.parent / "README.md").read_text()), (
             f"{adapter.parent.name}: README has no example"
+        )
+
+
+def test_every_adapter_has_a_docs_page() -> None:
+    adapters = [
+        *CORE_ADAPTER_PAGES,
+        *(p.parent.name for p in sorted((ROOT / "adapters").glob("*/pyproject.toml"))),
+    ]
+    for name in adapters:
+        assert (ROOT / "docs" / "adapters" / f"{name}.md").is_file(), f"{name}: add docs/adapters/{name}.md"
+
+
+def test_every_adapter_page_is_run_by_some_test() -> None:
+    """A page this suite does not run is run by its adapter's tests/test_readme.py, which names it."""
+    for page in sorted((ROOT / "docs" / "adapters").glob("*.md")):
+        if not python_blocks(page.read_text()) or page.stem in CORE_ADAPTER_PAGES:
+            continue
+        readme_test = ROOT / "adapters" / page.stem / "tests" / "test_readme.py"
+        assert readme_test.is_file(), (
+            f"docs/adapters/{page.name}: no adapters/{page.stem}/tests/test_readme.py"
+        )
+        assert f'"{page.name}"' in readme_test.read_text(), (
+            f"adapters/{page.stem}/tests/test_readme.py must run docs/adapters/{page.name}"
         )

@@ -17,18 +17,38 @@ from rich.table import Table
 
 from .. import plugins as plugin_registry
 from .commands import register as register_memory_commands
-from .common import user_errors
+from .common import JsonOption, user_errors
 
 app = typer.Typer(
     name="mastra-memory",
     help="Mastra-style agent memory (message history + semantic recall) over any vector database.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ..version import __version__
+
+        typer.echo(f"mastra-memory {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            metavar="",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
     """Mastra-style agent memory (message history + semantic recall) over any vector database."""
 
 
@@ -43,7 +63,7 @@ def _provides(info: plugin_registry.PluginInfo) -> str:
 
 @app.command("plugins")
 def plugins_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """List the loaded plugins: version, source, and what each provides."""
     with user_errors():

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 from rich.console import Console
@@ -31,12 +33,42 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: auto layout: below this terminal width a table squeezes every column, so text is printed instead.
+TABLE_MIN_WIDTH = 100
 DEFAULT_DB = Path("memory.db")
 DEFAULT_EMBEDDER = "local/wordllama"
 
+#: Below these scores a hit is marked weak. Measured on the demo sample (docs/memory.md "Thresholds"):
+#: with local/wordllama the answering message scored 0.378-0.693 and every message of an unrelated thread
+#: at most 0.230. hash/<dim> has no such level (it measures shared words), so its hits are never marked.
+WEAK_SCORES = {"local/wordllama": 0.3}
+
 DbOption = Annotated[
-    Path,
-    typer.Option("--db", help="SQLite file holding messages and vectors (Mastra's default: ./memory.db)."),
+    Path | None,
+    typer.Option(
+        "--db",
+        metavar="PATH",
+        help="SQLite file holding messages and vectors (default ./memory.db, as in Mastra); "
+        "short for --storage sqlite:///PATH.",
+    ),
+]
+StorageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--storage",
+        metavar="URL",
+        help="Message storage by URL or plugin name instead of --db: sqlite:///memory.db, "
+        "pgvector://user:pw@host/db, ... (`mastra-memory plugins` lists what is installed).",
+    ),
+]
+VectorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--vector",
+        metavar="URL",
+        help="Vector store by URL or plugin name: sqlite:///memory.db, lancedb:///path/to/dir, "
+        "qdrant://host:6333, ...; default: the storage's own (same file or URL).",
+    ),
 ]
 EmbedderOption = Annotated[
     str,
@@ -44,6 +76,28 @@ EmbedderOption = Annotated[
         "--embedder",
         help="Embedder model string: local/wordllama (offline), hash/<dim>, "
         "openai/text-embedding-3-small, ...",
+    ),
+]
+# metavar="": typer's help would show "<bool>" as if the flag took a value ("--json true" is refused).
+JsonOption = Annotated[
+    bool, typer.Option("--json", metavar="", help="Print JSON instead of tables (a flag).")
+]
+
+
+class Layout(StrEnum):
+    """How results are printed: tables, compact text, or chosen from the terminal."""
+
+    auto = "auto"
+    table = "table"
+    text = "text"
+
+
+LayoutOption = Annotated[
+    Layout,
+    typer.Option(
+        "--layout",
+        help="table: wide tables; text: compact text, one block per message; auto: tables on a terminal "
+        f"of at least {TABLE_MIN_WIDTH} columns, text otherwise (narrow terminals, pipes, files).",
     ),
 ]
 
@@ -89,21 +143,94 @@ def progress_bar() -> Progress:
     )
 
 
-def existing_db(db: Path) -> str:
-    if not db.is_file():
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """Where a command keeps messages and vectors: an SQLite file (``--db``) or stores given by URL."""
+
+    db: Path | None  # --db PATH: messages and vectors in this SQLite file (unless --vector)
+    storage: str | None  # --storage URL or plugin name
+    vector: str | None  # --vector URL or plugin name; None: the storage's own vector store
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The storage's SQLite file, when the storage is one (not ``:memory:``)."""
+        if self.db is not None:
+            return self.db
+        if self.storage is None or not self.storage.lower().startswith(("sqlite:", "file:")):
+            return None
+        from ..stores.sqlite.connection import MEMORY, sqlite_path
+
+        path = sqlite_path(self.storage)
+        return None if path == MEMORY else Path(path)
+
+    @property
+    def label(self) -> str:
+        """What messages call these stores (passwords masked)."""
+        main = str(self.db) if self.db is not None else _masked(self.storage or "")
+        return main + (f" (vectors: {_masked(self.vector)})" if self.vector is not None else "")
+
+    def options(self) -> str:
+        """The command-line options that name these stores again, for messages that suggest a command."""
+        parts = [f"--db {self.db}" if self.db is not None else f"--storage {_masked(self.storage or '')}"]
+        if self.vector is not None:
+            parts.append(f"--vector {_masked(self.vector)}")
+        return " ".join(parts)
+
+    def missing(self) -> bool:
+        """True when the storage is an SQLite file that does not exist (opening it would create it)."""
+        path = self.sqlite_file
+        return path is not None and not path.is_file()
+
+
+def _masked(url: str) -> str:
+    """``url`` without its password, for printing."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
+
+
+def stores(db: Path | None, storage: str | None, vector: str | None, *, default: Path = DEFAULT_DB) -> Stores:
+    """The stores of ``--db PATH`` (default ``default``) or ``--storage URL``, plus ``--vector URL``.
+
+    Raises ValidationError, before anything is opened, when both --db and --storage are given.
+    """
+    if db is not None and storage is not None:
+        raise ValidationError(f"use --db or --storage, not both (--db {db} means --storage sqlite:///{db})")
+    if storage is None:
+        return Stores(db if db is not None else default, None, vector)
+    return Stores(None, storage, vector)
+
+
+def existing(where: Stores) -> Stores:
+    """``where``, after checking that an SQLite storage file exists (ValidationError naming ingest if not)."""
+    if where.missing():
         raise ValidationError(
-            f"database {db} does not exist; load messages first with `mastra-memory ingest FILE --db {db}`"
+            f"database {where.sqlite_file} does not exist; load messages first with "
+            f"`mastra-memory ingest FILE {where.options()}`"
         )
-    return str(db)
+    return where
 
 
-def open_memory(db: str, embedder: str, options: Mapping[str, Any]) -> Memory:
-    """A ``Memory`` over the SQLite file ``db`` (messages and vectors in one file), through the plugins."""
+def open_memory(where: Stores, embedder: str, options: Mapping[str, Any]) -> Memory:
+    """A ``Memory`` over ``where``, built through the plugins (a bad URL or name is a typed error)."""
     from ..memory import Memory
     from ..plugins import create_storage, create_vector
 
+    vector = create_vector(where.vector) if where.vector is not None else None
+    if where.db is not None:
+        # --db PATH: messages and, unless --vector says otherwise, vectors in one SQLite file.
+        db = str(where.db)
+        return Memory(
+            create_storage("sqlite", url=db),
+            vector or create_vector("sqlite", url=db),
+            embedder,
+            options=options,
+        )
+    assert where.storage is not None
+    # Without --vector, Memory takes the vector store of the storage's plugin, same URL (docs/memory.md).
     return Memory(
-        create_storage("sqlite", url=db), create_vector("sqlite", url=db), embedder, options=options
+        where.storage if vector is None else create_storage(where.storage), vector, embedder, options=options
     )
 
 

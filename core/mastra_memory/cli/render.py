@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from .common import message_view, when
+from .common import TABLE_MIN_WIDTH, WEAK_SCORES, Layout, message_view, when
 
 if TYPE_CHECKING:
     from ..memory import RecallResult
@@ -80,23 +83,94 @@ def classify(result: RecallResult, current_thread: str, message_range: int) -> l
     return rows
 
 
-def _history_view(rows: Sequence[RecalledRow], title: str) -> Table | Text:
+def resolve_layout(console: Console, layout: Layout) -> Literal["table", "text"]:
+    """``auto``: tables on a terminal at least :data:`TABLE_MIN_WIDTH` wide, compact text otherwise."""
+    if layout is Layout.auto:
+        return "table" if console.is_terminal and console.width >= TABLE_MIN_WIDTH else "text"
+    return "table" if layout is Layout.table else "text"
+
+
+@dataclass(frozen=True, slots=True)
+class Weakness:
+    """The score below which hits are marked weak for one embedder, or None when none is known."""
+
+    embedder: str
+    level: float | None
+
+    @classmethod
+    def of(cls, embedder: str) -> Weakness:
+        return cls(embedder, WEAK_SCORES.get(embedder))
+
+    def is_weak(self, score: float | None) -> bool:
+        return self.level is not None and score is not None and score < self.level
+
+    def note(self) -> str:
+        if self.level is None:
+            return f"hits are not marked weak: no weak level is known for {self.embedder}"
+        return (
+            f"weak: score below {self.level:.2f}, where {self.embedder} matched only unrelated messages "
+            "when measured (docs/memory.md, Thresholds)"
+        )
+
+
+def _history_note(rows: Sequence[RecalledRow], thread_id: str, title: str, last: int | None) -> Text | None:
+    """What to say about the current thread's history when it is not a plain list of messages.
+
+    A history message inside a hit's window is shown once, as hit or context, so the history list can be
+    empty although the thread has messages: say so instead of "no earlier messages".
+    """
     history = [r for r in rows if r.kind == "history"]
+    folded = sum(r.kind != "history" and r.message.thread_id == thread_id for r in rows)
+    if last == 0:
+        also = f"; {folded} of its message(s) were recalled, shown as hits or context" if folded else ""
+        return Text(f"{title}: not requested (--last 0){also}", style="dim")
+    if folded and not history:
+        return Text(
+            f"{title}: its {folded} message(s) in this recall are hits or context, shown under "
+            "“Recalled from memory” and not repeated here",
+            style="dim",
+        )
+    if folded:
+        return Text(
+            f"(+{folded} more of this thread under “Recalled from memory”: hits or context)", style="dim"
+        )
     if not history:
         return Text(f"{title}: no earlier messages", style="dim")
+    return None
+
+
+def _history_view(rows: Sequence[RecalledRow], thread_id: str, title: str, last: int | None) -> Group:
+    history = [r for r in rows if r.kind == "history"]
+    note = _history_note(rows, thread_id, title, last)
+    if not history:
+        assert note is not None
+        return Group(note)
     table = Table(title=Text(title), title_justify="left", show_header=False, box=None, padding=(0, 1))
     table.add_column("When", style="dim", no_wrap=True)
     table.add_column("Role", style="cyan", no_wrap=True)
     table.add_column("Text")
     for row in history:
         table.add_row(when(row.message.created_at), row.message.role, message_view(row.message))
-    return table
+    return Group(table, *([note] if note else []))
 
 
-def _recalled_view(rows: Sequence[RecalledRow], titles: Mapping[str, str], caption: str) -> Table | Text:
+NOTHING = "Nothing recalled: no stored message matched the question."
+
+
+def _kind_label(row: RecalledRow, weak: Weakness) -> Text:
+    if row.kind != "hit":
+        return Text("context", style="dim")
+    if weak.is_weak(row.score):
+        return Text(f"hit #{row.rank} weak", style="yellow")
+    return Text(f"hit #{row.rank}", style="bold green")
+
+
+def _recalled_view(
+    rows: Sequence[RecalledRow], titles: Mapping[str, str], caption: str, weak: Weakness
+) -> Table | Text:
     recalled = [r for r in rows if r.kind != "history"]
     if not recalled:
-        return Text("Nothing recalled: no stored message matched the question.", style="yellow")
+        return Text(NOTHING, style="yellow")
     table = Table(title="Recalled from memory", title_justify="left", caption=caption, caption_justify="left")
     table.add_column("Score", justify="right", no_wrap=True)
     table.add_column("Thread", style="magenta")
@@ -113,12 +187,87 @@ def _recalled_view(rows: Sequence[RecalledRow], titles: Mapping[str, str], capti
         table.add_row(
             f"{row.score:.3f}" if row.score is not None else "",
             Text(titles.get(row.message.thread_id) or row.message.thread_id),
-            Text(f"hit #{row.rank}" if is_hit else "context", style="bold green" if is_hit else "dim"),
+            _kind_label(row, weak),
             when(row.message.created_at),
             row.message.role,
             message_view(row.message, "bold" if is_hit else ""),
         )
     return table
+
+
+def indented(console: Console, text: Text, indent: int) -> Text:
+    """``text`` wrapped to the console width with every line indented (no trailing padding)."""
+    pad = " " * indent
+    width = max(console.width, indent + 20)
+    wrapped = textwrap.fill(text.plain, width=width, initial_indent=pad, subsequent_indent=pad)
+    return Text(wrapped, style=text.style)
+
+
+def one_line(text: Text, indent: int = 4) -> Padding:
+    """``text`` cut to one line of the console (ending in …), indented."""
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return Padding(text, (0, 0, 0, indent), expand=False)
+
+
+def _text_view(
+    console: Console,
+    rows: Sequence[RecalledRow],
+    thread_id: str,
+    titles: Mapping[str, str],
+    history_title: str,
+    last: int | None,
+    weak: Weakness,
+    caption: str,
+) -> None:
+    """The compact layout: one header line per message, hits in full, context and history one line each."""
+    history = [r for r in rows if r.kind == "history"]
+    if history:
+        console.print(Text(f"{history_title}:"))
+        for row in history:
+            line = Text.assemble((when(row.message.created_at), "dim"), " ", (row.message.role, "cyan"), " ")
+            console.print(one_line(line.append_text(message_view(row.message)), 2))
+    note = _history_note(rows, thread_id, history_title, last)
+    if note is not None:
+        console.print(note)
+    recalled = [r for r in rows if r.kind != "history"]
+    console.print()
+    if not recalled:
+        console.print(Text(NOTHING, style="yellow"))
+        return
+    console.print(Text("Recalled from memory:", style="bold"))
+    previous_group: int | None = None
+    for row in recalled:
+        if previous_group is not None and row.group != previous_group:
+            console.print()
+        previous_group = row.group
+        where = Text.assemble(
+            (titles.get(row.message.thread_id) or row.message.thread_id, "magenta"),
+            " · ",
+            (when(row.message.created_at), "dim"),
+            " · ",
+            (row.message.role, "cyan"),
+        )
+        score = f"{row.score:.3f}" if row.score is not None else ""
+        header = Text.assemble("  ", _kind_label(row, weak), " ", score, "  " if score else " ", where)
+        if row.kind == "hit":
+            console.print(header)
+            console.print(indented(console, message_view(row.message), 4))
+        else:
+            console.print(one_line(header.append(": ").append_text(message_view(row.message)), 0))
+    console.print(Text(caption, style="dim"))
+
+
+def _hits(result: RecallResult) -> str:
+    return f"{len(result.hits)} hit" + ("" if len(result.hits) == 1 else "s")
+
+
+def text_legend(message_range: int, weak: Weakness) -> str:
+    """What the compact text layout shows, in one paragraph."""
+    return (
+        f"Each hit is shown with up to {message_range} message(s) of context on either side, one line each; "
+        f"{weak.note()}."
+    )
 
 
 def render_recall(
@@ -129,23 +278,43 @@ def render_recall(
     result: RecallResult,
     titles: Mapping[str, str],
     message_range: int,
+    embedder: str,
+    layout: Layout = Layout.auto,
+    last: int | None = None,
     heading: str = "Question",
+    legend: bool = True,
 ) -> None:
-    """Print a question, the current thread's recent history, and the table of recalled messages."""
+    """Print a question, the current thread's recent history, and the recalled messages.
+
+    ``layout`` picks wide tables or the compact text layout (``auto``: from the console, see
+    :func:`resolve_layout`); hits below the embedder's weak level (:data:`WEAK_SCORES`) are marked weak.
+    ``legend=False`` leaves out what the text layout's marks mean (print :func:`text_legend` once instead).
+    """
     rows = classify(result, thread_id, message_range)
     thread_name = titles.get(thread_id) or thread_id
+    weak = Weakness.of(embedder)
+    history_title = f"Recent history of “{thread_name}”"
+    if resolve_layout(console, layout) == "text":
+        caption = f"{_hits(result)} ranked by score (hit #1 best); index {result.index_name or '-'}"
+        if legend:
+            caption += "\n" + text_legend(message_range, weak)
+        console.print()
+        console.print(Rule(Text(heading), align="left", characters="─"))
+        console.print(Text(question, style="bold"))
+        _text_view(console, rows, thread_id, titles, history_title, last, weak, caption)
+        return
     caption = (
-        f"{len(result.hits)} hits ranked by score (hit #1 best); touching windows form one group, in time "
-        f"order;\nup to {message_range} message(s) of context on either side; "
+        f"{_hits(result)} ranked by score (hit #1 best); touching windows form one group, in time "
+        f"order;\nup to {message_range} message(s) of context on either side; {weak.note()};\n"
         f"index {result.index_name or '-'}"
     )
     console.print()
     console.print(Panel(Text(question, style="bold"), title=heading, title_align="left", expand=False))
     console.print(
         Group(
-            _history_view(rows, f"Recent history of “{thread_name}”"),
+            _history_view(rows, thread_id, history_title, last),
             Text(""),
-            _recalled_view(rows, titles, caption),
+            _recalled_view(rows, titles, caption, weak),
         )
     )
 

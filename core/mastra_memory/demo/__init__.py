@@ -7,7 +7,17 @@
 from __future__ import annotations
 
 from .loader import LoadReport, MessageFile, load_messages, parse_lines
-from .runner import DEMO_DB, DEMO_RESOURCE, QUESTIONS, DemoQuestion, DemoReport, read_sample, run_demo
+from .runner import (
+    DEMO_DB,
+    DEMO_RESOURCE,
+    QUESTIONS,
+    DemoQuestion,
+    DemoReport,
+    data_dir,
+    default_demo_db,
+    read_sample,
+    run_demo,
+)
 
 __all__ = [
     "DEMO_DB",
@@ -17,6 +27,8 @@ __all__ = [
     "DemoReport",
     "LoadReport",
     "MessageFile",
+    "data_dir",
+    "default_demo_db",
     "load_messages",
     "parse_lines",
     "read_sample",

@@ -1,6 +1,6 @@
-"""Messages from JSON Lines: the format that ``mastra-memory ingest`` reads and the demo sample uses.
+"""Messages from JSON Lines or a JSON array: what ``mastra-memory ingest`` reads and the demo sample uses.
 
-One JSON object per line; blank lines are skipped::
+One JSON object per line (blank lines are skipped), or one JSON array of such objects::
 
     {"id": "m1", "thread_id": "t1", "resource_id": "alex", "role": "user",
      "content": "We named the puppy Miso", "created_at": "2025-02-16T16:20:00.000Z", "thread_title": "Puppy"}
@@ -10,12 +10,14 @@ One JSON object per line; blank lines are skipped::
   (``{"format": 2, "parts": [...]}``).
 * ``resource_id`` is required for a thread that does not exist yet: the thread is created for that
   resource. ``thread_title`` (optional) titles a thread created this way.
-* ``id`` and ``created_at`` are optional: a missing id becomes a uuid, a missing timestamp "now" (in line
-  order). Re-loading a line with the same id replaces the stored message.
+* ``id`` and ``created_at`` are optional: a missing id becomes a uuid, a missing timestamp (or the string
+  ``"now"``) the current time, in line order. Re-loading a line with the same id replaces the stored
+  message.
 * camelCase spellings (``threadId``, ``resourceId``, ``createdAt``, ``threadTitle``) are accepted.
 
-The whole file is read and checked before anything is written, so an invalid line (reported with its line
-number) leaves the database untouched. Messages are then saved in batches; each batch is one transaction.
+The whole file is read and checked before anything is written, so invalid lines (every one is reported,
+with its line number) leave the database untouched. Messages are then saved in batches; each batch is one
+transaction.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ class MessageFile:
     messages: list[MastraDBMessage] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     threads: dict[str, ThreadSpec] = field(default_factory=dict)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, problem) of every bad line
+
+    def check(self) -> None:
+        """Raise one ValidationError listing every problem found (nothing has been written yet)."""
+        raise_problems(self.source, self.problems)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +87,32 @@ class LoadReport:
     threads_touched: list[str]
 
 
-def _line_error(source: str, line: int, problem: str) -> ValidationError:
-    return ValidationError(f"{source}, line {line}: {problem}", details={"source": source, "line": line})
+class _LineProblem(Exception):
+    """One line's problem while checking a file (collected, then reported together)."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(problem)
+        self.line = line
+        self.problem = problem
+
+
+def _line_error(source: str, line: int, problem: str) -> _LineProblem:
+    return _LineProblem(line, problem)
+
+
+def raise_problems(source: str, problems: Sequence[tuple[int, str]]) -> None:
+    """Raise ValidationError naming every bad line, if there is one; ``details["problems"]`` lists them."""
+    if not problems:
+        return
+    ordered = sorted(problems)
+    details = {"source": source, "problems": [{"line": n, "problem": p} for n, p in ordered]}
+    if len(ordered) == 1:
+        line, problem = ordered[0]
+        raise ValidationError(f"{source}, line {line}: {problem} (nothing was saved)", details=details)
+    listing = "\n".join(f"  line {n}: {p}" for n, p in ordered)
+    raise ValidationError(
+        f"{source}: {len(ordered)} invalid lines, nothing was saved:\n{listing}", details=details
+    )
 
 
 def _optional_str(data: dict[str, Any], key: str, source: str, line: int) -> str | None:
@@ -100,11 +131,14 @@ def _required_str(data: dict[str, Any], key: str, source: str, line: int) -> str
     return value
 
 
-def _record(raw: str, source: str, line: int) -> dict[str, Any]:
+def _decode(raw: str, source: str, line: int) -> Any:
     try:
-        obj = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise _line_error(source, line, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+
+
+def _record(obj: Any, source: str, line: int) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise _line_error(source, line, f"expected a JSON object, got {type(obj).__name__}")
     data: dict[str, Any] = {}
@@ -118,89 +152,165 @@ def _record(raw: str, source: str, line: int) -> dict[str, Any]:
     for required in ("thread_id", "role", "content"):
         if required not in data:
             raise _line_error(source, line, f"missing required field {required!r}")
+    created = data.get("created_at")
+    if isinstance(created, str) and created.strip().lower() == "now":
+        del data["created_at"]  # "now" is the default: the time of loading, in line order
     return data
 
 
 def parse_lines(lines: Iterable[str], source: str) -> MessageFile:
-    """Read and check every line; raise ValidationError naming the first bad line (nothing is written)."""
-    parsed = MessageFile(source=source)
-    seen_ids: dict[str, int] = {}
+    """Read and check JSON Lines (one object per line); raise ValidationError naming every bad line."""
+    items: list[tuple[int, Any]] = []
+    problems: list[tuple[int, str]] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        data = _record(raw, source, number)
-        thread_id = _required_str(data, "thread_id", source, number)
-        resource_id = _optional_str(data, "resource_id", source, number)
-        title = data.pop("thread_title", None)
-        if title is not None and not isinstance(title, str):
-            raise _line_error(source, number, f"thread_title must be a string, got {title!r}")
-        spec = parsed.threads.setdefault(thread_id, ThreadSpec(id=thread_id, line=number))
-        if resource_id is not None:
-            if spec.resource_id is None:
-                spec.resource_id, spec.resource_line = resource_id, number
-            elif spec.resource_id != resource_id:
-                raise _line_error(
-                    source,
-                    number,
-                    f"thread {thread_id!r} has resource_id {spec.resource_id!r} on line {spec.resource_line} "
-                    f"but {resource_id!r} here; a thread belongs to exactly one resource",
-                )
-        if title and not spec.title:
-            spec.title = title
         try:
-            messages = normalize_messages([data])
-        except ValidationError as exc:
-            problem = str(exc).removeprefix("invalid message [0]: ").removeprefix("message [0]: ")
-            raise _line_error(source, number, problem) from None
-        for message in messages:
-            if message.id in seen_ids:
-                raise _line_error(
-                    source,
-                    number,
-                    f"message id {message.id!r} was already used on line {seen_ids[message.id]}",
-                )
-            seen_ids[message.id] = number
-            parsed.messages.append(message)
-            parsed.lines.append(number)
+            items.append((number, _decode(raw, source, number)))
+        except _LineProblem as problem:
+            problems.append((problem.line, problem.problem))
+    parsed = parse_records(items, source, problems)
+    parsed.check()
     return parsed
 
 
+def parse_records(
+    items: Iterable[tuple[int, Any]], source: str, problems: Sequence[tuple[int, str]] = ()
+) -> MessageFile:
+    """Check decoded records, each with its line number; every problem is collected in ``.problems``."""
+    parsed = MessageFile(source=source, problems=list(problems))
+    seen_ids: dict[str, int] = {}
+    for number, obj in items:
+        try:
+            _add_record(parsed, seen_ids, obj, number)
+        except _LineProblem as problem:
+            parsed.problems.append((problem.line, problem.problem))
+    return parsed
+
+
+def _add_record(parsed: MessageFile, seen_ids: dict[str, int], obj: Any, number: int) -> None:
+    source = parsed.source
+    data = _record(obj, source, number)
+    thread_id = _required_str(data, "thread_id", source, number)
+    resource_id = _optional_str(data, "resource_id", source, number)
+    title = data.pop("thread_title", None)
+    if title is not None and not isinstance(title, str):
+        raise _line_error(source, number, f"thread_title must be a string, got {title!r}")
+    try:
+        messages = normalize_messages([data])
+    except ValidationError as exc:
+        problem = str(exc).removeprefix("invalid message [0]: ").removeprefix("message [0]: ")
+        raise _line_error(source, number, problem) from None
+    for message in messages:
+        if message.id in seen_ids:
+            raise _line_error(
+                source, number, f"message id {message.id!r} was already used on line {seen_ids[message.id]}"
+            )
+    # The line is valid on its own: now it may claim its thread's resource and title.
+    spec = parsed.threads.setdefault(thread_id, ThreadSpec(id=thread_id, line=number))
+    if resource_id is not None:
+        if spec.resource_id is None:
+            spec.resource_id, spec.resource_line = resource_id, number
+        elif spec.resource_id != resource_id:
+            raise _line_error(
+                source,
+                number,
+                f"thread {thread_id!r} has resource_id {spec.resource_id!r} on line {spec.resource_line} "
+                f"but {resource_id!r} here; a thread belongs to exactly one resource",
+            )
+    if title and not spec.title:
+        spec.title = title
+    for message in messages:
+        seen_ids[message.id] = number
+        parsed.messages.append(message)
+        parsed.lines.append(number)
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _array_items(text: str, source: str) -> list[tuple[int, Any]]:
+    """The elements of a JSON array document, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    items: list[tuple[int, Any]] = []
+    at = _skip_space(text, _skip_space(text, 0) + 1)  # after "["
+    try:
+        if at < len(text) and text[at] == "]":
+            at += 1
+        else:
+            while True:
+                obj, end = decoder.raw_decode(text, at)
+                items.append((text.count("\n", 0, at) + 1, obj))
+                at = _skip_space(text, end)
+                if at < len(text) and text[at] == ",":
+                    at = _skip_space(text, at + 1)
+                    continue
+                if at < len(text) and text[at] == "]":
+                    at += 1
+                    break
+                raise json.JSONDecodeError("expected ',' or ']' in the array", text, at)
+        if _skip_space(text, at) != len(text):
+            raise json.JSONDecodeError("extra data after the array", text, _skip_space(text, at))
+    except json.JSONDecodeError as exc:
+        raise_problems(
+            source,
+            [(exc.lineno, f"invalid JSON array: {exc.msg} at column {exc.colno}")],
+        )
+    return items
+
+
 def read_file(path: Path) -> MessageFile:
-    """Read and check a JSON Lines file (UTF-8); a line that is not valid UTF-8 is reported by number."""
+    """Read and check a JSON Lines file or a JSON array (UTF-8); every bad line is reported by number."""
     source = str(path)
     lines: list[str] = []
+    problems: list[tuple[int, str]] = []
     for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
         try:
             lines.append(raw.decode("utf-8-sig" if number == 1 else "utf-8"))  # tolerate a BOM
         except UnicodeDecodeError as exc:
-            raise _line_error(source, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+            problems.append((number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})"))
+            lines.append("")
+    raise_problems(source, problems)
+    text = "\n".join(lines)
+    if text.lstrip().startswith("["):
+        parsed = parse_records(_array_items(text, source), source)
+        parsed.check()
+        return parsed
     return parse_lines(lines, source)
 
 
 async def check_threads(memory: Memory, parsed: MessageFile) -> list[ThreadSpec]:
     """Check the file's threads against the database; return the threads that must be created.
 
-    Raises ValidationError naming the line when a new thread has no resource_id, or when the file gives
-    an existing thread another resource than the stored one.
+    Raises one ValidationError naming every line where a new thread has no resource_id, or where the file
+    gives an existing thread another resource than the stored one. Only reads the storage.
     """
+    parsed.check()
     missing: list[ThreadSpec] = []
+    problems: list[tuple[int, str]] = []
     for spec in parsed.threads.values():
         stored = await memory.get_thread_by_id(spec.id)
         if stored is None:
             if spec.resource_id is None:
-                raise _line_error(
-                    parsed.source,
-                    spec.line,
-                    f"thread {spec.id!r} does not exist yet; give resource_id so it can be created",
+                problems.append(
+                    (
+                        spec.line,
+                        f"thread {spec.id!r} does not exist yet; give resource_id so it can be created",
+                    )
                 )
             missing.append(spec)
         elif spec.resource_id is not None and stored.resource_id != spec.resource_id:
-            raise _line_error(
-                parsed.source,
-                spec.resource_line or spec.line,
-                f"thread {spec.id!r} already exists and belongs to another resource "
-                f"than {spec.resource_id!r}",
+            problems.append(
+                (
+                    spec.resource_line or spec.line,
+                    f"thread {spec.id!r} already exists and belongs to another resource "
+                    f"than {spec.resource_id!r}",
+                )
             )
+    raise_problems(parsed.source, problems)
     return missing
 
 

@@ -6,11 +6,17 @@ book club. Each question is asked in a new thread of the same user; semantic rec
 finds the message that answers it in another thread. The questions are saved to the new thread after
 they are asked, so later questions see them as history, and the recall filter leaves the question thread
 out of the search (its messages are already in the history).
+
+By default the demo keeps its database in the user data directory (:func:`default_demo_db`), never in the
+working directory. Every run starts from the same state: an earlier demo database is replaced, and in a
+store given by URL the demo's own threads are deleted first; messages have fixed ids, so nothing piles up.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -19,12 +25,12 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..memory import Memory, RecallResult
+from ..plugins import create_storage, create_vector
 from ..storage import Thread
-from ..stores.sqlite.storage import SQLiteStorage
-from ..stores.sqlite.store import SQLiteVector
 from .loader import Advance, MessageFile, load_messages, parse_lines
 
-DEMO_DB = "mastra-memory-demo.db"
+DEMO_DB = "demo.db"
+"""The demo database's file name, in :func:`data_dir`."""
 DEMO_RESOURCE = "alex"
 QUESTION_THREAD = "catch-up"
 QUESTION_THREAD_TITLE = "Catch-up questions"
@@ -32,6 +38,23 @@ SAMPLE = "sample.jsonl"
 TOP_K = 3
 MESSAGE_RANGE = 1
 LAST_MESSAGES = 4
+
+
+def data_dir() -> Path:
+    """Where mastra-memory keeps its own files: ``$XDG_DATA_HOME/mastra-memory``, by default
+    ``~/.local/share/mastra-memory`` (``%LOCALAPPDATA%\\mastra-memory`` on Windows)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "mastra-memory"
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    # The XDG spec ignores a relative XDG_DATA_HOME.
+    base_dir = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+    return base_dir / "mastra-memory"
+
+
+def default_demo_db() -> Path:
+    """The demo's SQLite file when no other store is given: :data:`DEMO_DB` in :func:`data_dir`."""
+    return data_dir() / DEMO_DB
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +88,8 @@ class Answer:
 class DemoReport:
     """Everything the demo did, for rendering and for tests."""
 
-    db: Path
+    db: Path | None  # the SQLite file, when the demo used one
+    store: str  # where the demo stored everything, as printed
     embedder: str
     messages_loaded: int
     threads: dict[str, Thread]
@@ -138,27 +162,68 @@ def reset_demo_database(db: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+async def clear_demo_threads(memory: Memory) -> None:
+    """Delete the demo's threads (messages and vectors) from a store that holds only demo data.
+
+    Raises ValidationError, deleting nothing, when the store holds another user's threads.
+    """
+    page = await memory.list_threads(per_page=False)
+    others = sorted({t.resource_id for t in page.threads if t.resource_id != DEMO_RESOURCE})
+    if others:
+        raise ValidationError(
+            f"the store holds threads of other users ({', '.join(map(repr, others[:3]))}), so the demo "
+            "will not write to it; give the demo a store of its own"
+        )
+    for thread in page.threads:
+        await memory.delete_thread(thread.id)
+
+
 async def run_demo(
-    db: Path,
+    db: Path | None = None,
     embedder: str = "local/wordllama",
     *,
+    storage: str | None = None,
+    vector: str | None = None,
     loaded: Advance | None = None,
     asked: Advance | None = None,
 ) -> DemoReport:
-    """Recreate the demo database at ``db``, load the sample, and ask every question of :data:`QUESTIONS`.
+    """Load the sample and ask every question of :data:`QUESTIONS`, starting from a clean demo state.
 
-    ``loaded`` is called with the number of messages saved per batch, ``asked`` with 1 per question.
+    The store is the SQLite file ``db`` (default :func:`default_demo_db`; an earlier demo database there
+    is replaced, anything else is refused), or ``storage`` (a URL or plugin name; the demo's threads are
+    deleted from it first). ``vector`` (a URL or plugin name) overrides where the vectors go. ``loaded`` is
+    called with the number of messages saved per batch, ``asked`` with 1 per question.
     """
     started = time.perf_counter()
     sample = read_sample()
-    reset_demo_database(db)
-    url = str(db)
-    memory = Memory(SQLiteStorage(url=url), SQLiteVector(url=url), embedder, options=demo_options())
+    if storage is not None and db is not None:
+        raise ValidationError("give the demo a database file or a storage URL, not both")
+    vector_store = create_vector(vector) if vector is not None else None
+    if storage is None:
+        db = db if db is not None else default_demo_db()
+        reset_demo_database(db)
+        url = str(db)
+        store = url if vector is None else f"{url} (vectors: {vector})"
+        memory = Memory(
+            create_storage("sqlite", url=url),
+            vector_store or create_vector("sqlite", url=url),
+            embedder,
+            options=demo_options(),
+        )
+    else:
+        store = storage if vector is None else f"{storage} (vectors: {vector})"
+        memory = Memory(
+            storage if vector_store is None else create_storage(storage),
+            vector_store,
+            embedder,
+            options=demo_options(),
+        )
     try:
+        await clear_demo_threads(memory)
         report = await load_messages(memory, sample, batch_size=16, advance=loaded)
         await memory.create_thread(DEMO_RESOURCE, QUESTION_THREAD, title=QUESTION_THREAD_TITLE)
         answers: list[Answer] = []
-        for question in QUESTIONS:
+        for number, question in enumerate(QUESTIONS, start=1):
             result = await memory.recall(
                 thread_id=QUESTION_THREAD, resource_id=DEMO_RESOURCE, vector_search_string=question.text
             )
@@ -166,6 +231,7 @@ async def run_demo(
             await memory.save_messages(
                 [
                     {
+                        "id": f"{QUESTION_THREAD}-{number:02d}",  # fixed: a rerun replaces, never adds
                         "thread_id": QUESTION_THREAD,
                         "resource_id": DEMO_RESOURCE,
                         "role": "user",
@@ -181,6 +247,7 @@ async def run_demo(
         await memory.close()
     return DemoReport(
         db=db,
+        store=store,
         embedder=embedder,
         messages_loaded=report.saved,
         threads=threads,
