@@ -22,6 +22,7 @@ nox.options.sessions = [
     "faults",
     "packages",
     "adapters",
+    "integrations",
     "targets",
     "conformance",
 ]
@@ -111,11 +112,44 @@ def deep(session: nox.Session) -> None:
     )
 
 
+#: ``nox -s bench``: the stores of the memory workload (each with its extra), then Mastra (TS + LibSQL).
+BENCH_STORES = {
+    "sqlite": (),
+    "lancedb": ("lancedb",),
+    "qdrant": ("qdrant",),
+    "pgvector": ("pgvector",),
+    "mastra": (),
+}
+
+
 @nox.session
+@nox.parametrize("store", list(BENCH_STORES))
+def bench(session: nox.Session, store: str) -> None:
+    """Issue 19's memory workload on one store, through ``Memory``: tests/benchmarks/memory_workload.py.
+
+    At 1k / 10k / 100k messages: ingest, recall p50/p95 per scope, recall@3 against exact search, the
+    bare-numpy limit and each figure's ratio to it, disk, peak RSS (numbers, never pass/fail). Each run
+    saves ``reports/bench/<store>-<commit>.json`` and prints the combined table of every store run at this
+    commit; ``mastra`` runs Mastra when node/npm are here. Arguments after ``--`` go to the script
+    (``--sizes 1k,10k``, ``--recalls``, ``--timeout``)."""
+    _sync(session, "test", extras=BENCH_STORES[store])
+    env = {"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+    if store == "mastra":
+        if shutil.which("node") is None or shutil.which("npm") is None:
+            session.skip("node/npm not on PATH: the table shows issue 19's measured Mastra figures instead")
+        with session.chdir(Path(__file__).parent / "tests" / "benchmarks" / "mastra"):
+            session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+    script = "tests/benchmarks/memory_workload.py"
+    session.run("python", script, "--stores", store, "--combined", *session.posargs, env=env)
+
+
+@nox.session(name="bench-vectors")
 @nox.parametrize("adapter", ["sqlite", "lancedb", "pgvector", "qdrant", "opensearch", "mongodb", "pinecone"])
-def bench(session: nox.Session, adapter: str) -> None:
-    """Benchmarks: ingest throughput and filtered top-10 latency on 100,000 x 384 (numbers, never
-    pass/fail). ``sqlite`` runs tests/benchmarks/run.py; adapters run their own ``bench.py``."""
+def bench_vectors(session: nox.Session, adapter: str) -> None:
+    """Vector-level benchmarks: ingest throughput and filtered top-10 latency, 100,000 x 384 per store.
+
+    The benchmarks from before issue 19's workload, kept as they were: ``sqlite`` runs
+    tests/benchmarks/run.py, an adapter its ``bench.py``."""
     _sync(session, "test", extras=("wordllama",) if adapter == "sqlite" else (adapter,))
     script = "tests/benchmarks/run.py" if adapter == "sqlite" else f"adapters/{adapter}/bench.py"
     session.run(
@@ -211,6 +245,21 @@ def adapters(session: nox.Session, adapter: str) -> None:
     session.run("pytest", "--ignore=tests/test_conformance.py", *session.posargs)
 
 
+#: The agent-framework integrations in integrations/<name>, each installed through the extra of its name.
+INTEGRATIONS = ["openai-agents", "pydantic-ai"]
+
+
+@nox.session
+@nox.parametrize("integration", INTEGRATIONS)
+def integrations(session: nox.Session, integration: str) -> None:
+    """One agent-framework integration's checks, in its folder: mypy --strict and its offline tests (the
+    frameworks' own test models, the SQLite default, the offline embedder; its README and docs block)."""
+    _sync(session, "test", "typecheck", extras=("wordllama", integration))
+    session.chdir(f"integrations/{integration}")
+    session.run("mypy", "src", "tests")
+    session.run("pytest", *session.posargs)
+
+
 @nox.session
 def packages(session: nox.Session) -> None:
     """The published story: build every distribution's wheel and sdist, install ``mastra-memory[<adapter>]``
@@ -223,6 +272,7 @@ def packages(session: nox.Session) -> None:
     built = {p.name for p in dist.iterdir()}
     distributions = ["mastra_memory", "mastra_memory_conformance"]
     distributions += [f"mastra_memory_{adapter}" for adapter in _adapters()[1:]]
+    distributions += [f"mastra_memory_{name.replace('-', '_')}" for name in INTEGRATIONS]
     for name in distributions:
         for kind in (".whl", ".tar.gz"):
             if not any(n.startswith(f"{name}-") and n.endswith(kind) for n in built):

@@ -25,9 +25,11 @@ from .errors import (
     MastraMemoryError,
     PluginError,
     ResourceScopeError,
+    SettleTimeoutError,
     StorageError,
     ThreadNotFoundError,
     ThreadOwnershipError,
+    TokenLimitError,
     UnsupportedFilterError,
     ValidationError,
     VectorStoreError,
@@ -35,7 +37,16 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .filters import evaluate, parse
-    from .memory import Memory, MemoryConfig, RecallResult, SemanticRecall
+    from .memory import (
+        Memory,
+        MemoryConfig,
+        MessageHistory,
+        RecallResult,
+        SemanticRecall,
+        TokenLimiter,
+        ToolCallFilter,
+        WorkingMemory,
+    )
     from .plugins import create_storage, create_vector
     from .storage import MemoryStorage
     from .sync import wrap
@@ -49,6 +60,10 @@ _LAZY = {
     "MemoryConfig": "memory",
     "RecallResult": "memory",
     "SemanticRecall": "memory",
+    "MessageHistory": "memory",
+    "WorkingMemory": "memory",
+    "ToolCallFilter": "memory",
+    "TokenLimiter": "memory",
     "create_storage": "plugins",
     "create_vector": "plugins",
     "MemoryStorage": "storage",
@@ -72,17 +87,23 @@ __all__ = [
     "Memory",
     "MemoryConfig",
     "MemoryStorage",
+    "MessageHistory",
     "PluginError",
     "QueryResult",
     "RecallResult",
     "ResourceScopeError",
     "SemanticRecall",
+    "SettleTimeoutError",
     "StorageError",
     "ThreadNotFoundError",
     "ThreadOwnershipError",
+    "TokenLimitError",
+    "TokenLimiter",
+    "ToolCallFilter",
     "UnsupportedFilterError",
     "ValidationError",
     "VectorStoreError",
+    "WorkingMemory",
     "__version__",
     "create_storage",
     "create_vector",

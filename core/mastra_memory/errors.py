@@ -168,8 +168,24 @@ class VectorCleanupError(MastraMemoryError):
     default_domain = "MEMORY"
 
 
+class SettleTimeoutError(MastraMemoryError, TimeoutError):
+    """``Memory.settled(timeout=...)`` ran out of time with background work still pending; the work keeps
+    running, so calling ``settled()`` again waits for the rest."""
+
+    default_domain = "MEMORY"
+
+
 class PluginError(MastraMemoryError):
     """A plugin could not be found, loaded or configured."""
 
     default_category: Category = "USER"
     default_domain = "PLUGINS"
+
+
+class TokenLimitError(MastraMemoryError):
+    """The context (or one message, or the response) is over a ``TokenLimiter`` limit with
+    ``strategy="abort"``. ``details`` holds ``limit`` and ``tokens``; raise the limit, trim the input, or use
+    ``strategy="truncate"``."""
+
+    default_category: Category = "USER"
+    default_domain = "MEMORY"

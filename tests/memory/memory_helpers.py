@@ -36,6 +36,12 @@ def msg(
     }
 
 
+def recall_only(processors: Sequence[Any]) -> list[Any]:
+    """The ``SemanticRecall`` processors among what ``get_input/output_processors`` returned (they also
+    return ``WorkingMemory`` and ``MessageHistory``, docs/spec.md §5.12)."""
+    return [p for p in processors if p.id == "semantic-recall"]
+
+
 def ids(messages: Sequence[MastraDBMessage]) -> list[str]:
     return [m.id for m in messages]
 

@@ -26,6 +26,7 @@ from .memory_helpers import (
     CountingEmbedder,
     ids,
     msg,
+    recall_only,
     records,
     seed,
     state,
@@ -456,7 +457,7 @@ async def test_output_indexes_new_messages_with_the_memory_ids(
             },
         },
     ]
-    processor = memory.get_output_processors()[0]
+    processor = recall_only(memory.get_output_processors())[0]
     out = await processor.process_output_result(response, listing, None, request_context=context("t", "r"))
     assert out is listing
     recs = {r.id: r.metadata for r in await records(vector, "memory_messages_64")}
@@ -486,7 +487,7 @@ async def test_output_is_written_once_in_effect_and_hits_the_cache(
     saved = await state(memory)
     calls = embedder.calls.count
     listing = MessageList(turn_messages[:1], thread_id="t", resource_id="r")
-    [processor] = memory.get_output_processors()
+    [processor] = recall_only(memory.get_output_processors())
     await processor.process_output_result(turn_messages[1:], listing, None, request_context=context("t", "r"))
     assert embedder.calls.count == calls  # both texts came from the shared cache
     assert await state(memory) == saved  # same ids, same metadata: nothing new was written
@@ -619,8 +620,8 @@ def test_memory_builds_a_configured_processor(storage: SQLiteStorage, vector: SQ
     memory = Memory(
         storage=storage, vector=vector, embedder="hash/16", options=options, embedder_options={"x": 1}
     )
-    [inp] = memory.get_input_processors()
-    [out] = memory.get_output_processors()
+    [inp] = recall_only(memory.get_input_processors())
+    [out] = recall_only(memory.get_output_processors())
     assert inp is out
     assert isinstance(inp, SemanticRecall)
     assert (inp.storage, inp.vector, inp.embedder) == (storage, vector, memory.embedder)
@@ -631,9 +632,11 @@ def test_memory_builds_a_configured_processor(storage: SQLiteStorage, vector: SQ
 def test_memory_processor_is_not_duplicated(storage: SQLiteStorage, vector: SQLiteVector) -> None:
     memory = Memory(storage=storage, vector=vector, embedder="hash/16", options={"semanticRecall": True})
     existing = [SemanticRecall(storage, vector, "hash/16")]
-    assert memory.get_input_processors(existing) == []
-    assert memory.get_output_processors(existing) == []
-    assert Memory(storage=storage, vector=vector, embedder="hash/16").get_input_processors() == []
+    assert recall_only(memory.get_input_processors(existing)) == []
+    assert recall_only(memory.get_output_processors(existing)) == []
+    assert (
+        recall_only(Memory(storage=storage, vector=vector, embedder="hash/16").get_input_processors()) == []
+    )
 
 
 async def test_memory_and_processor_read_the_same_vectors(
@@ -641,7 +644,7 @@ async def test_memory_and_processor_read_the_same_vectors(
 ) -> None:
     memory = Memory(storage=storage, vector=vector, embedder="hash/64", options=SCENARIO_OPTIONS)
     await seed(memory)
-    [processor] = memory.get_input_processors()
+    [processor] = recall_only(memory.get_input_processors())
     listing = turn("A1", QUERY, "A")
     await processor.process_input(listing.all(), listing, None, request_context=context("A1", "A"))
     assert ids(listing.all()) == ["a1", "a2", "a3", "q"]
@@ -674,7 +677,7 @@ async def test_memory_read_only_option_reaches_its_processor(
         storage=storage, vector=vector, embedder=embedder, options={"readOnly": True, "semanticRecall": True}
     )
     await memory.create_thread("r", "t")
-    [processor] = memory.get_output_processors()
+    [processor] = recall_only(memory.get_output_processors())
     assert processor.read_only is True
     out = await processor.process_output_result(
         [{"id": "x", "role": "assistant", "content": "hi"}], None, None, request_context=context("t", "r")

@@ -20,7 +20,7 @@ from mastra_memory.memory.processor import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
-from .memory_helpers import CountingEmbedder, ids, msg, records, seed, ts
+from .memory_helpers import CountingEmbedder, ids, msg, recall_only, records, seed, ts
 
 QUERY = "alpha bananas"  # a2's text: a2 is the best hit in resource A
 
@@ -64,15 +64,15 @@ async def wide(storage: SQLiteStorage, vector: SQLiteVector) -> Memory:
 
 async def test_request_recall_off_builds_no_processor(wide: Memory) -> None:
     ctx = request("A2", "A", {"semanticRecall": False})
-    assert wide.get_input_processors(request_context=ctx) == []
-    assert wide.get_output_processors(request_context=ctx) == []
-    assert wide.get_input_processors([], ctx) == []  # Mastra's positional shape
-    assert len(wide.get_input_processors()) == 1  # the instance options still turn it on
+    assert recall_only(wide.get_input_processors(request_context=ctx)) == []
+    assert recall_only(wide.get_output_processors(request_context=ctx)) == []
+    assert recall_only(wide.get_input_processors([], ctx)) == []  # Mastra's positional shape
+    assert len(recall_only(wide.get_input_processors())) == 1  # the instance options still turn it on
 
 
 async def test_request_recall_off_recalls_and_injects_nothing(wide: Memory) -> None:
     """A processor obtained earlier (instance options) still honours the request that runs it."""
-    [processor] = wide.get_input_processors()
+    [processor] = recall_only(wide.get_input_processors())
     # Control: without the request's switch, thread A2 receives A1's messages as a system message.
     recalled, system = await run_input(processor, "A2", request("A2", "A"))
     assert recalled == ["a4"]
@@ -86,7 +86,7 @@ async def test_request_recall_off_embeds_nothing(storage: SQLiteStorage, vector:
     embedder = CountingEmbedder(64)
     memory = Memory(storage=storage, vector=vector, embedder=embedder, options=WIDE)
     await memory.create_thread("A", "A1")
-    [processor] = memory.get_output_processors()
+    [processor] = recall_only(memory.get_output_processors())
     ctx = request("A1", "A", {"semanticRecall": False})
     listing = MessageList([msg("u", "A1", "a question", ts(1))], thread_id="A1", resource_id="A")
     await processor.process_input(listing.all(), listing, None, request_context=ctx)
@@ -108,8 +108,8 @@ async def test_request_top_k_and_range_replace_the_instance_options(wide: Memory
     ).hits
     assert [h.message_id for h in expected] == ["a2"]
     ctx = request("A1", "A", NARROW)
-    [built] = wide.get_input_processors(request_context=ctx)
-    [earlier] = wide.get_input_processors()
+    [built] = recall_only(wide.get_input_processors(request_context=ctx))
+    [earlier] = recall_only(wide.get_input_processors())
     for processor in (built, earlier):
         assert await run_input(processor, "A1", ctx) == (["a2"], [])
     # Without the request's options the instance's wider window comes back.
@@ -128,16 +128,16 @@ async def test_request_turns_recall_on_over_an_instance_without_it(
         [msg(i, "A1", text, ts(n)) for n, (i, text) in enumerate(scenario, 1)],
         thread_config={"semanticRecall": True},
     )
-    assert memory.get_input_processors() == []
+    assert recall_only(memory.get_input_processors()) == []
     ctx = request("A1", "A", NARROW)
-    [processor] = memory.get_input_processors(request_context=ctx)
+    [processor] = recall_only(memory.get_input_processors(request_context=ctx))
     assert await run_input(processor, "A1", ctx) == (["a2"], [])
 
 
 async def test_request_index_name_is_honoured_on_output(storage: SQLiteStorage, vector: SQLiteVector) -> None:
     memory = Memory(storage=storage, vector=vector, embedder="hash/16", options={"semanticRecall": True})
     await memory.create_thread("A", "A1")
-    [processor] = memory.get_output_processors()
+    [processor] = recall_only(memory.get_output_processors())
     ctx = request("A1", "A", {"semanticRecall": {"indexName": "per_request"}})
     await processor.process_output_result(
         [msg("r", "A1", "an answer", ts(2), role="assistant")], None, None, request_context=ctx
@@ -166,7 +166,10 @@ async def test_true_over_an_instance_object_means_all_defaults(
     assert ids(on.messages) == ["a1", "a2", "a3", "a4"]
     assert len(on.hits) == 4
     ctx = request("A2", "A", {"semanticRecall": True})
-    for processor in (memory.get_input_processors(request_context=ctx)[0], memory.get_input_processors()[0]):
+    for processor in (
+        recall_only(memory.get_input_processors(request_context=ctx))[0],
+        recall_only(memory.get_input_processors())[0],
+    ):
         recalled, [system] = await run_input(processor, "A2", ctx)
         assert recalled == ["a4"]
         assert all(f"User: alpha {w}" in system for w in ("apples", "bananas", "cherries"))
@@ -177,16 +180,20 @@ async def test_true_over_an_instance_object_means_all_defaults(
 
 async def test_invalid_request_config_raises_when_building_processors(wide: Memory) -> None:
     with pytest.raises(ConfigError, match="topK"):
-        wide.get_input_processors(request_context=request("A1", "A", {"semanticRecall": {"topK": 0}}))
+        recall_only(
+            wide.get_input_processors(request_context=request("A1", "A", {"semanticRecall": {"topK": 0}}))
+        )
     with pytest.raises(ConfigError, match="topK"):
-        wide.get_output_processors(request_context=request("A1", "A", {"semanticRecall": {"topK": 0}}))
+        recall_only(
+            wide.get_output_processors(request_context=request("A1", "A", {"semanticRecall": {"topK": 0}}))
+        )
 
 
 async def test_invalid_request_config_at_run_time_is_logged_or_raised(
     wide: Memory, caplog: pytest.LogCaptureFixture
 ) -> None:
     bad = request("A1", "A", {"semanticRecall": {"topK": 0}})
-    [processor] = wide.get_input_processors()
+    [processor] = recall_only(wide.get_input_processors())
     with caplog.at_level(logging.ERROR, logger="mastra_memory.processors"):
         assert await run_input(processor, "A1", bad) == ([], [])
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
@@ -208,7 +215,7 @@ async def test_request_resource_scope_needs_storage_support(vector: SQLiteVector
     )
     ctx = request("A1", "A", {"semanticRecall": {"scope": "resource"}})
     with pytest.raises(ConfigError, match="resource_scope=False"):
-        memory.get_input_processors(request_context=ctx)
+        recall_only(memory.get_input_processors(request_context=ctx))
     strict = SemanticRecall(storage, vector, "hash/16", scope="thread", raise_on_error=True)
     with pytest.raises(ConfigError, match="resource_scope=False"):
         await run_input(strict, "A1", ctx)

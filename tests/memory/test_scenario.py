@@ -14,7 +14,7 @@ from mastra_memory.memory.processor import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
-from .memory_helpers import SCENARIO_OPTIONS, ids, msg, records, seed, ts, vectors_by_message
+from .memory_helpers import SCENARIO_OPTIONS, ids, msg, recall_only, records, seed, ts, vectors_by_message
 
 QUERY = "alpha bananas"
 
@@ -137,7 +137,7 @@ async def test_m9_custom_index_name_on_every_path(storage: SQLiteStorage, vector
     assert await memory.reindex_thread("A1") == 2  # reindex
     assert [r.id for r in await records(vector, "custom_idx")] == ["a2", "a3", "a4", "b1"]
 
-    [processor] = memory.get_input_processors()  # a processor round
+    [processor] = recall_only(memory.get_input_processors())  # a processor round
     context = {"MastraMemory": {"thread": {"id": "A2", "resource_id": "A"}, "resource_id": "A"}}
     listing = MessageList([msg("n1", "A2", QUERY, ts(9))], thread_id="A2", resource_id="A")
     await processor.process_input(listing.all(), listing, None, request_context=context)

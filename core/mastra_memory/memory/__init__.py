@@ -8,10 +8,13 @@
 * :mod:`.recall` -- the one recall algorithm, used by ``Memory.recall`` and the processor (§5.3, §6.2);
   :mod:`.search` -- the semantic search it runs; :mod:`.indexer` -- the single embedding write path and
   vector cleanup (§5.4-§5.6); :mod:`.chunking` -- how text is cut into embedding chunks;
-* :mod:`.processor` -- ``SemanticRecall`` (§6); :mod:`.message_list` -- ``MessageList``;
+* :mod:`.processor` -- ``SemanticRecall`` (§6); :mod:`.processors` -- ``WorkingMemory``,
+  ``MessageHistory``, ``ToolCallFilter``, ``TokenLimiter`` (§5.12); :mod:`.tokens` -- token counting;
+  :mod:`.message_list` -- ``MessageList``;
   :mod:`.formatting` -- the cross-thread system message (§6.3);
 * :mod:`.titles` -- thread titles (§5.9); :mod:`.working_memory` -- working memory (§5.8);
-  :mod:`.results` -- what ``Memory`` returns.
+  :mod:`.results` -- what ``Memory`` returns; :mod:`.threads` -- clone, move and background work
+  (§5.11; ``search_messages`` lives in :mod:`.search`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,23 @@ from .formatting import format_cross_thread_messages
 from .indexer import MessageIndexer, default_index_name, vector_ids
 from .message_list import MessageList
 from .processor import MEMORY_CONTEXT_KEY, SemanticRecall, request_memory_config
+from .processors import (
+    MessageHistory,
+    TokenLimiter,
+    ToolCallFilter,
+    UpdateWorkingMemoryTool,
+    WorkingMemory,
+)
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, Usage
+from .search import MessageSearchHit, MessageSearchResult
+from .threads import CloneThreadResult
+from .tokens import (
+    ApproximateTokenCounter,
+    TiktokenCounter,
+    TokenCounter,
+    default_token_counter,
+    message_tokens,
+)
 from .working_memory import WORKING_MEMORY_TOOL, strip_working_memory
 
 __all__ = [
@@ -44,12 +63,17 @@ __all__ = [
     "DEFAULT_WORKING_MEMORY_TEMPLATE",
     "MEMORY_CONTEXT_KEY",
     "WORKING_MEMORY_TOOL",
+    "ApproximateTokenCounter",
+    "CloneThreadResult",
     "FilterConfigError",
     "Memory",
     "MemoryConfig",
+    "MessageHistory",
     "MessageIndexer",
     "MessageList",
     "MessageRange",
+    "MessageSearchHit",
+    "MessageSearchResult",
     "RecallHit",
     "RecallResult",
     "ReindexResult",
@@ -58,13 +82,21 @@ __all__ = [
     "SemanticRecallConfig",
     "SkippedMessage",
     "ThreadsConfig",
+    "TiktokenCounter",
     "TitleConfig",
+    "TokenCounter",
+    "TokenLimiter",
+    "ToolCallFilter",
+    "UpdateWorkingMemoryTool",
     "Usage",
+    "WorkingMemory",
     "WorkingMemoryConfig",
     "chunk_text",
     "default_index_name",
+    "default_token_counter",
     "format_cross_thread_messages",
     "merge_config",
+    "message_tokens",
     "request_memory_config",
     "strip_working_memory",
     "vector_ids",

@@ -170,6 +170,9 @@ class MemoryConfig(_Config):
     """Options of a ``Memory`` instance, and the type of a per-call ``thread_config``."""
 
     last_messages: int | Literal[False] = 10
+    #: Token budget of the history ``MessageHistory`` loads: the newest of the ``last_messages`` messages
+    #: that fit (docs/spec.md §5.12). None: no budget. Not a Mastra option (Mastra trims with TokenLimiter).
+    history_tokens: int | None = Field(default=None, ge=1, strict=True)
     semantic_recall: bool | SemanticRecallConfig = False
     working_memory: WorkingMemoryConfig = Field(default_factory=WorkingMemoryConfig)
     generate_title: bool | TitleConfig = False

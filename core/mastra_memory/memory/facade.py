@@ -13,6 +13,7 @@ delegation; splitting the class would only scatter what a user reads as one page
 from __future__ import annotations
 
 import asyncio
+import math
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -25,13 +26,16 @@ from ..errors import (
     ThreadNotFoundError,
     ValidationError,
 )
+from ..filters import parse as parse_filter
 from ..messages import MastraDBMessage, MessageInput
-from ..storage import IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
+from ..storage import CloneMessageFilterInput, IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
 from ..vector import MastraVector
 from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
 from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
 from .processor import ProcessorCache, SemanticRecall, request_memory_config
+from .processors import MessageHistory, UpdateWorkingMemoryTool
+from .processors import WorkingMemory as WorkingMemoryProcessor
 from .recall import (
     SemanticSearch,
     check_thread_access,
@@ -42,8 +46,10 @@ from .recall import (
 )
 from .reindex import reindex_messages
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, usage
+from .search import MessageSearchResult, resource_search_filter, search_resource_messages
+from .threads import BackgroundWork, CloneThreadResult, clone_thread, move_thread
 from .titles import TitleGenerator
-from .working_memory import WorkingMemory, messages_to_store
+from .working_memory import WORKING_MEMORY_TOOL, WorkingMemory, messages_to_store
 
 
 class Memory:
@@ -81,6 +87,7 @@ class Memory:
         self._working_memory = WorkingMemory(self.storage)
         self._titles = TitleGenerator(self.storage)
         self._processor_cache = ProcessorCache()
+        self._background = BackgroundWork()
         self._validate_config(self.options)
         self._titles.model(self.options)  # warns once now if titles are on without a model
 
@@ -181,15 +188,19 @@ class Memory:
                 self._initialised = True
 
     async def flush(self) -> None:
-        """Wait until background work (thread title generation) has finished."""
-        await self._titles.flush()
+        """Wait until background work (embedding of ``save_messages(..., background=True)``, thread
+        titles) has finished: :meth:`settled` without a timeout (docs/spec.md §5.11)."""
+        await self.settled()
 
     async def close(self) -> None:
-        """Wait for background title tasks and release storage and vector connections."""
-        await self.flush()
-        await self.storage.close()
-        if self._vector is not None:
-            await self._vector.close()
+        """Wait for background work (:meth:`flush`) and release storage and vector connections (also
+        when that work failed: the failure is raised after the connections are released)."""
+        try:
+            await self.flush()
+        finally:
+            await self.storage.close()
+            if self._vector is not None:
+                await self._vector.close()
 
     async def __aenter__(self) -> Memory:
         await self.init()
@@ -238,7 +249,8 @@ class Memory:
         return await self.storage.get_thread_by_id(thread_id, optional_resource(resource_id))
 
     async def list_threads(self, **kwargs: Any) -> ThreadPage:
-        """Threads by resource and/or metadata, paged (docs/spec.md §4.4)."""
+        """Threads by resource and/or metadata, paged (docs/spec.md §4.4); archived threads only with
+        ``include_archived=True``."""
         await self.init()
         return await self.storage.list_threads(**kwargs)
 
@@ -259,6 +271,7 @@ class Memory:
         """Delete a thread, its messages, and their vectors in every memory index (awaited)."""
         require_id(thread_id, "thread_id")
         await self.init()
+        await self._background.idle()  # a pending background embed must not re-create these vectors
         await self.storage.delete_thread(thread_id)
         # Always clean: vectors may exist from a call that enabled recall through thread_config.
         cleanup = self._cleanup_indexer()
@@ -285,8 +298,14 @@ class Memory:
         self,
         messages: Sequence[MessageInput],
         thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+        *,
+        background: bool = False,
     ) -> SaveResult:
         """Store messages atomically, then embed them when semantic recall is on (docs/spec.md §5.4).
+
+        ``background=True`` returns once the messages are stored and embeds them in a background task:
+        ``await memory.settled()`` waits for it and raises its IndexingError if it failed (docs/spec.md
+        §5.11); ``usage`` is then None.
 
         System and signal messages are not persisted. With semantic recall on, a message whose vectors the
         vector store would refuse (an id too long for its chunk ids, U+0000 where the store cannot hold it,
@@ -294,6 +313,8 @@ class Memory:
         anything is stored. If embedding fails after the messages are stored, IndexingError is raised;
         :meth:`reindex_thread` retries.
         """
+        if not isinstance(background, bool):
+            raise ValidationError(f"background must be True or False, got {background!r}")
         cfg = self.config(thread_config)
         kept = messages_to_store(messages)
         if not kept:
@@ -309,7 +330,16 @@ class Memory:
             await self.indexer(recall).check_indexable(kept, threads)
         stored = await self.storage.save_messages(kept)
         tokens = None
-        if recall is not None:
+        if recall is not None and background:
+            indexer = self.indexer(recall)
+
+            async def embed() -> None:
+                await indexer.index_messages(stored, threads)
+
+            self._background.spawn(
+                embed(), what="embedding of saved messages", details={"message_ids": [m.id for m in stored]}
+            )
+        elif recall is not None:
             try:
                 tokens = await self.indexer(recall).index_messages(stored, threads)
             except MastraMemoryError as exc:
@@ -327,6 +357,7 @@ class Memory:
         loses its old vectors in every memory index and, when semantic recall is on and it still has text,
         is re-embedded (a move re-indexes it under the new thread and resource)."""
         await self.init()
+        await self._background.idle()  # a pending background embed must not overwrite the re-index
         updated = await self.storage.update_messages(updates)
         touched = reindexed_message_ids(updates)
         changed = [m for m in updated if m.id in touched]
@@ -369,6 +400,7 @@ class Memory:
         if not ids:
             return
         await self.init()
+        await self._background.idle()  # a pending background embed must not re-create these vectors
         await self.storage.delete_messages(ids)
         cleanup = self._cleanup_indexer()
         if cleanup is not None:
@@ -408,7 +440,7 @@ class Memory:
         self.config(thread_config)  # invalid options fail before any I/O
         await self.init()
         flt = {"resource_id": resource_id} if resource_id is not None else None
-        threads = await self.storage.list_threads(filter=flt, per_page=False)
+        threads = await self.storage.list_threads(filter=flt, per_page=False, include_archived=True)
         total = 0
         skipped: list[SkippedMessage] = []
         for thread in threads.threads:
@@ -468,6 +500,158 @@ class Memory:
             index_name=found.index_name,
         )
 
+    # --- thread operations, search over messages, background work (docs/spec.md §5.11) ----------
+
+    async def clone_thread(
+        self,
+        source_thread_id: str,
+        *,
+        new_thread_id: str | None = None,
+        resource_id: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        message_limit: int | None = None,
+        message_filter: CloneMessageFilterInput | None = None,
+        source_resource_id: str | None = None,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> CloneThreadResult:
+        """Copy a thread and its messages under new ids (Mastra's ``cloneThread``) and make the copies
+        recallable: with semantic recall on, they are embedded under their new ids (docs/spec.md §5.11).
+
+        ``resource_id`` is the clone's resource (default: the source's); ``source_resource_id`` names the
+        caller's resource, and a source of another one is a ThreadOwnershipError. ``metadata`` is merged
+        over the source's; the clone records ``source_thread_id``, ``cloned_at`` and ``last_message_id``.
+        ``message_filter`` (``start_date``/``end_date`` inclusive, ``message_ids``) selects messages, and
+        ``message_limit`` then keeps the newest N. Copies the vector store refuses are in ``skipped``.
+        """
+        require_id(source_thread_id, "source_thread_id")
+        resource_id = optional_resource(resource_id)
+        source_resource_id = optional_resource(source_resource_id)
+        cfg = self.config(thread_config)
+        await self.init()
+        recall = cfg.recall
+        return await clone_thread(
+            self.storage,
+            self.indexer(recall) if recall is not None else None,
+            source_thread_id,
+            new_thread_id=new_thread_id,
+            resource_id=resource_id,
+            source_resource_id=source_resource_id,
+            title=title,
+            metadata=metadata,
+            message_limit=message_limit,
+            message_filter=message_filter,
+        )
+
+    async def update_thread_resource_id(
+        self,
+        thread_id: str,
+        resource_id: str,
+        *,
+        expected_resource_id: str | None = None,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> Thread:
+        """Move a thread, its messages and their vectors to another resource (docs/spec.md §5.11).
+
+        Storage moves the thread and every message in one transaction; then, with semantic recall on,
+        the messages are re-indexed so their vectors carry the new ``resource_id`` (without it, the
+        thread's vectors are deleted). Afterwards resource-scoped recall and :meth:`search_messages` of
+        the old resource never return them and the new resource's do. ``expected_resource_id`` names the
+        caller's resource (ThreadOwnershipError when the thread is another's). Resource-scoped working
+        memory stays with the old resource; thread-scoped working memory moves with the thread.
+        """
+        require_id(thread_id, "thread_id")
+        require_id(resource_id, "resource_id")
+        expected_resource_id = optional_resource(expected_resource_id)
+        cfg = self.config(thread_config)
+        await self.init()
+        await self._background.idle()  # a pending embed would write the old resource into a vector
+        recall = cfg.recall
+        return await move_thread(
+            self.storage,
+            self.indexer(recall) if recall is not None else None,
+            self._cleanup_indexer() if recall is None else None,
+            thread_id,
+            resource_id,
+            expected_resource_id=expected_resource_id,
+        )
+
+    async def archive_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread:
+        """Archive a thread: hidden from :meth:`list_threads` unless ``include_archived=True``; its
+        messages stay stored and recallable, resource-scoped recall included (docs/spec.md §5.11)."""
+        require_id(thread_id, "thread_id")
+        await self.init()
+        return await self.storage.archive_thread(thread_id, resource_id=optional_resource(resource_id))
+
+    async def unarchive_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread:
+        """Undo :meth:`archive_thread`: the thread is listed again."""
+        require_id(thread_id, "thread_id")
+        await self.init()
+        return await self.storage.unarchive_thread(thread_id, resource_id=optional_resource(resource_id))
+
+    async def search_messages(
+        self,
+        query: str,
+        *,
+        resource_id: str,
+        thread_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        top_k: int = 10,
+        threshold: float | None = None,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> MessageSearchResult:
+        """Semantic search over one resource's messages, across its threads (Mastra's ``searchMessages``;
+        docs/spec.md §5.11). Returns the messages with their best score, best first.
+
+        ``filter`` is a vector filter (docs/spec.md §2) over the vectors' metadata (thread metadata,
+        ``role``, ``created_at``, ...); it is ANDed with ``resource_id == <resource_id>`` (and the
+        thread, when given) and with ``semantic_recall.filter``, so it can only narrow: no filter reaches
+        another resource's messages. Every hit is also checked against storage. ``threshold`` keeps hits
+        with ``score >= threshold`` (default: ``semantic_recall.threshold``).
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError(f"query must be a non-empty string, got {query!r}")
+        resource_id = require_id(resource_id, "resource_id")
+        if thread_id is not None:
+            require_id(thread_id, "thread_id")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValidationError(f"top_k must be an integer >= 1, got {top_k!r}")
+        if threshold is not None and (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, int | float)
+            or not math.isfinite(threshold)
+        ):
+            raise ValidationError(f"threshold must be a finite number or None, got {threshold!r}")
+        if filter is not None and not isinstance(filter, Mapping):
+            raise ValidationError(
+                f"filter must be a vector filter dict (docs/spec.md §2) or None, not {type(filter).__name__}"
+            )
+        cfg = self.config(thread_config)
+        recall = cfg.recall or SemanticRecallConfig()
+        call_node = parse_filter(filter) if filter is not None else None
+        flt = resource_search_filter(resource_id, thread_id, recall.filter_node, call_node)
+        await self.init()
+        return await search_resource_messages(
+            self.storage,
+            self.indexer(recall),
+            query,
+            resource_id=resource_id,
+            thread_id=thread_id,
+            flt=flt,
+            top_k=top_k,
+            threshold=threshold if threshold is not None else recall.threshold,
+        )
+
+    async def settled(self, timeout: float | None = None) -> None:  # noqa: ASYNC109 (the work must survive)
+        """Wait until every background task of this memory has finished — embeddings scheduled by
+        ``save_messages(..., background=True)`` and thread titles (docs/spec.md §5.11).
+
+        After it returns, every message saved before the call is recallable. ``timeout`` (seconds)
+        bounds the wait: SettleTimeoutError when it runs out (the work continues; call again). A
+        background embedding that failed is raised here as IndexingError (once), never swallowed.
+        """
+        await self._background.settled(timeout, self._titles)
+
     # --- working memory -------------------------------------------------------------------------
 
     async def get_working_memory(self, thread_id: str, resource_id: str | None = None) -> str | None:
@@ -488,24 +672,61 @@ class Memory:
     # --- processors -----------------------------------------------------------------------------
 
     def get_input_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
-        """A ``SemanticRecall`` processor for this request's memory configuration (unless one exists).
+        """The memory input processors for this request, in Mastra's order (docs/spec.md §5.12):
+        ``WorkingMemory`` (working memory on), ``MessageHistory`` (``last_messages`` neither 0 nor False),
+        ``SemanticRecall`` (recall on). Run them before your own input processors.
 
         ``request_context`` is Mastra's request context, ``{"MastraMemory": {"thread": ..., "resource_id":
         ..., "memory_config": ...}}``: its ``memory_config`` is merged over these options like a
-        ``thread_config`` (docs/spec.md §5.2), so ``{"semanticRecall": False}`` gives no processor and a
-        request's ``topK`` or ``messageRange`` replace the instance's. An invalid one raises ``ConfigError``.
+        ``thread_config`` (docs/spec.md §5.2), so ``{"semanticRecall": False}`` leaves recall out and a
+        request's ``topK`` or ``lastMessages`` replace the instance's. A processor whose ``id`` is already in
+        ``existing`` is not added again. An invalid ``memory_config`` raises ``ConfigError``.
         """
-        return self._processors(existing, request_context)
+        cfg = self.config(request_memory_config(request_context))
+        have = {getattr(p, "id", None) for p in existing}
+        out: list[Any] = []
+        if cfg.working_memory.enabled and "working-memory" not in have:
+            wm = cfg.working_memory
+            out.append(
+                WorkingMemoryProcessor(self.storage, template=wm.template, schema=wm.schema_, scope=wm.scope)
+            )
+        if cfg.history_on and "message-history" not in have:
+            out.append(self._history(cfg))
+        out.extend(self._recall_processor(cfg, have))
+        return out
 
     def get_output_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
-        """The same processor, for the output side (it indexes new messages); ``request_context`` as for
-        :meth:`get_input_processors`."""
-        return self._processors(existing, request_context)
-
-    def _processors(self, existing: Sequence[Any], request_context: Any) -> list[Any]:
+        """The memory output processors for this request (docs/spec.md §5.12): ``MessageHistory`` (stores the
+        turn; always, so recall windows and later history find it, unless ``read_only``), then
+        ``SemanticRecall`` (indexes it; recall on). Run them after your own output processors.
+        ``existing`` and ``request_context`` as for :meth:`get_input_processors`."""
         cfg = self.config(request_memory_config(request_context))
+        have = {getattr(p, "id", None) for p in existing}
+        out: list[Any] = []
+        if "message-history" not in have:
+            out.append(self._history(cfg))
+        out.extend(self._recall_processor(cfg, have))
+        return out
+
+    def get_tools(self, request_context: Any = None) -> dict[str, UpdateWorkingMemoryTool]:
+        """The memory tools for this request: ``{"updateWorkingMemory": tool}`` when working memory is on
+        (docs/spec.md §5.12), else ``{}``. The tool's handler writes through :meth:`update_working_memory`."""
+        cfg = self.config(request_memory_config(request_context))
+        if not cfg.working_memory.enabled:
+            return {}
+        return {WORKING_MEMORY_TOOL: UpdateWorkingMemoryTool(self, cfg.working_memory)}
+
+    def _history(self, cfg: MemoryConfig) -> MessageHistory:
+        return MessageHistory(
+            self.storage,
+            last_messages=cfg.last_messages,
+            history_tokens=cfg.history_tokens,
+            read_only=cfg.read_only,
+        )
+
+    def _recall_processor(self, cfg: MemoryConfig, have: set[Any]) -> list[SemanticRecall]:
         recall = cfg.recall
-        if recall is None or any(getattr(p, "id", None) == "semantic-recall" for p in existing):
+        if recall is None or "semantic-recall" in have:
             return []
 
         # One instance per effective configuration, for both sides, so input and output share its index

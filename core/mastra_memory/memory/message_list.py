@@ -63,6 +63,15 @@ class MessageList:
             self._messages[msg.id] = msg
         return self
 
+    def remove(self, message_ids: Iterable[str]) -> MessageList:
+        """Drop (non-system) messages by id from what goes to the model; unknown ids are ignored.
+
+        Used by ``ToolCallFilter`` and ``TokenLimiter``; storage is never touched."""
+        for message_id in message_ids:
+            self._messages.pop(message_id, None)
+            self._sources.pop(message_id, None)
+        return self
+
     def add_system(
         self, message: MastraDBMessage | str | Mapping[str, Any], source: Source = "context"
     ) -> MessageList:

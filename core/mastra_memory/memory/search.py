@@ -3,7 +3,8 @@
 :func:`recall_filter` combines the scope (``thread_id`` or ``resource_id``) with the configuration's
 already parsed ``semantic_recall.filter`` into one AST node; :func:`search_messages` embeds the query's
 chunks, has the vector store translate that node once, queries every chunk embedding concurrently with
-it, keeps the best score per message and applies the threshold.
+it, keeps the best score per message and applies the threshold. :func:`search_resource_messages` is
+``Memory.search_messages``: the same search scoped to a resource, its hits read back from storage.
 """
 
 from __future__ import annotations
@@ -14,12 +15,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
 from ..errors import FilterError, IndexNotFoundError
 from ..filters import And, Comparison, Node
+from ..messages import MastraDBMessage
+from ..storage import MemoryStorage
 from ..vector import QueryResult
 from .chunking import chunk_text
 from .config import Scope, SemanticRecallConfig
 from .indexer import MessageIndexer
+from .results import Usage, usage
 
 # The zero-vector warning keeps the logger of the write path (docs/spec.md §5.4 names it).
 logger = logging.getLogger("mastra_memory.indexing")
@@ -141,3 +148,73 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# --- search over a resource's messages, without a thread (Memory.search_messages) -----------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class MessageSearchHit(_Model):
+    """One message :meth:`Memory.search_messages` found, with its best score (docs/spec.md §5.10)."""
+
+    message: MastraDBMessage
+    score: float
+    thread_id: str
+
+
+class MessageSearchResult(_Model):
+    """What :meth:`Memory.search_messages` returns: hits best first, the index searched, embedding usage."""
+
+    hits: list[MessageSearchHit]
+    index_name: str | None = None
+    usage: Usage | None = None
+
+    @property
+    def messages(self) -> list[MastraDBMessage]:
+        """The messages of :attr:`hits`, best first."""
+        return [h.message for h in self.hits]
+
+
+def resource_search_filter(
+    resource_id: str, thread_id: str | None, config_node: Node | None, call_node: Node | None
+) -> Node:
+    """``resource_id == <resource>`` [AND ``thread_id == <thread>``] AND the configured AND the call's
+    filter: the scope is a conjunct, so no filter can widen the search to another resource."""
+    parts: list[Node] = [Comparison(("resource_id",), "$eq", resource_id)]
+    if thread_id is not None:
+        parts.append(Comparison(("thread_id",), "$eq", thread_id))
+    parts.extend(n for n in (config_node, call_node) if n is not None)
+    return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+async def search_resource_messages(
+    storage: MemoryStorage,
+    indexer: MessageIndexer,
+    query: str,
+    *,
+    resource_id: str,
+    thread_id: str | None,
+    flt: Node,
+    top_k: int,
+    threshold: float | None,
+) -> MessageSearchResult:
+    """Search, then read the hits' messages from storage and keep only those the resource (and thread,
+    when given) owns now: storage is the source of truth, so a vector with stale metadata (a message
+    since moved or deleted) never leaks a message of another resource."""
+    found = await search_messages(indexer, query, top_k=top_k, flt=flt, threshold=threshold)
+    stored = (
+        {m.id: m for m in await storage.list_messages_by_id([h.message_id for h in found.hits])}
+        if found.hits
+        else {}
+    )
+    hits = [
+        MessageSearchHit(message=m, score=h.score, thread_id=m.thread_id)
+        for h in found.hits
+        if (m := stored.get(h.message_id)) is not None
+        and m.resource_id == resource_id
+        and (thread_id is None or m.thread_id == thread_id)
+    ]
+    return MessageSearchResult(hits=hits, index_name=found.index_name, usage=usage(found.usage_tokens))

@@ -2,13 +2,15 @@
 
 Every public method validates its arguments before any I/O (:mod:`.arguments`), then runs one unit of
 work through :meth:`~.hooks.StorageHooks._transaction` that calls the backend's hooks (:mod:`.hooks`).
-The class is assembled from three parts: this module (lifecycle, threads, resources, clone),
-:mod:`.pages` (``list_*``: pages and include windows, §4.3/§4.4) and :mod:`.writes` (message writes and
-``updated_at`` bumps, §4.5). Nothing of the contract is left for a backend to repeat.
+The class is assembled from four parts: this module (lifecycle, threads, resources, clone),
+:mod:`.pages` (``list_*``: pages and include windows, §4.3/§4.4), :mod:`.writes` (message writes and
+``updated_at`` bumps, §4.5) and :mod:`.thread_ops` (moving and archiving threads). Nothing of the
+contract is left for a backend to repeat.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -17,6 +19,7 @@ from ..capabilities import StorageCapabilities
 from ..messages import MastraDBMessage
 from ..timestamps import canonical_timestamp, next_after, utc_now
 from .arguments import (
+    check_record_metadata,
     non_blank,
     parse_model,
     validate_clone_args,
@@ -39,7 +42,7 @@ from .records import (
     Thread,
     ThreadInput,
 )
-from .writes import MessageWrites
+from .thread_ops import ThreadOperations
 
 __all__ = ["MemoryStorage", "storage_capabilities"]
 
@@ -53,7 +56,7 @@ def _merged(current: dict[str, Any] | None, patch: Mapping[str, Any] | None) -> 
     return current if patch is None else {**(current or {}), **patch}
 
 
-class MemoryStorage(MessageWrites, StoragePages):
+class MemoryStorage(ThreadOperations, StoragePages):
     """Base class of every memory storage: the public contract of docs/spec.md §4.2 over backend hooks.
 
     Subclasses set ``store_name`` and implement the ``_``-prefixed hooks of :class:`StorageHooks`; every
@@ -230,6 +233,9 @@ class MemoryStorage(MessageWrites, StoragePages):
         title: str | None = None,
         message_limit: int | None = None,
         message_filter: CloneMessageFilterInput | None = None,
+        *,
+        new_resource_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> CloneResult:
         """Copy a thread and its messages under new ids, in one transaction.
 
@@ -239,8 +245,10 @@ class MemoryStorage(MessageWrites, StoragePages):
         (the source id of the newest copied message, or ``None``). The title defaults to
         ``"Clone of <source title>"``. Messages keep their ``created_at``.
 
-        The clone belongs to the source's resource. ``resource_id`` names the caller's resource: a source
-        of another resource is a ThreadOwnershipError (docs/spec.md §4.5, ownership).
+        The clone belongs to the source's resource, or to ``new_resource_id`` when given (Mastra's
+        ``resourceId``: its messages get it too). ``resource_id`` names the caller's resource: a source of
+        another resource is a ThreadOwnershipError (docs/spec.md §4.5, ownership). ``metadata`` is
+        shallow-merged over the source's metadata; the clone keys above always win.
         """
         operation = "CLONE_THREAD"
         args = validate_clone_args(
@@ -251,6 +259,14 @@ class MemoryStorage(MessageWrites, StoragePages):
             message_limit,
             message_filter,
             store=self.store_name,
+        )
+        target = validate_resource_id(new_resource_id, store=self.store_name, operation=operation)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise self._invalid(operation, "INVALID_ARGS", "metadata must be a dict or None")
+        check_record_metadata(metadata, "metadata", store=self.store_name, operation=operation)
+        json_text_or_none(metadata, "metadata")
+        args = dataclasses.replace(
+            args, new_resource_id=target, metadata=None if metadata is None else dict(metadata)
         )
         self._check_text(
             operation,
@@ -286,7 +302,7 @@ class MemoryStorage(MessageWrites, StoragePages):
             )
         originals = await self._clone_selection(tx, source_id, args)
         now = utc_now()
-        owner = source.resource_id
+        owner = args.new_resource_id or source.resource_id
         thread = Thread(
             id=new_id,
             resource_id=owner,
@@ -295,6 +311,7 @@ class MemoryStorage(MessageWrites, StoragePages):
             else (f"Clone of {source.title}" if source.title else ""),
             metadata={
                 **(source.metadata or {}),
+                **(args.metadata or {}),
                 "source_thread_id": source.id,
                 "cloned_at": canonical_timestamp(now),
                 "last_message_id": originals[-1].id if originals else None,

@@ -7,9 +7,11 @@ is decided here, over the candidates the backend narrowed to.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ValidationError
 from ..messages import MastraDBMessage
 from .arguments import (
     DEFAULT_THREADS_PER_PAGE,
@@ -33,6 +35,7 @@ from .records import (
     ThreadPage,
     message_sort_key,
 )
+from .thread_ops import ARCHIVED_KEY, is_archived
 
 __all__ = ["StoragePages"]
 
@@ -46,10 +49,19 @@ class StoragePages(StorageHooks):
         page: int = 0,
         per_page: PerPage | None = DEFAULT_THREADS_PER_PAGE,
         order_by: ThreadOrderByInput | None = None,
+        *,
+        include_archived: bool = False,
     ) -> ThreadPage:
         """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (docs/spec.md
-        §4.4)."""
+        §4.4). Archived threads (metadata ``archived=True``) are left out unless ``include_archived``."""
         query = validate_list_threads_args(filter, page, per_page, order_by, store=self.store_name)
+        if not isinstance(include_archived, bool):
+            raise ValidationError(
+                f"include_archived must be True or False, got {include_archived!r}",
+                id=self._error_id("LIST_THREADS", "INVALID_ARGS"),
+                domain="STORAGE",
+            )
+        query = dataclasses.replace(query, include_archived=include_archived)
         return await self._transaction("LIST_THREADS", lambda tx: self._thread_page(tx, query), write=False)
 
     async def _thread_page(self, tx: Any, q: ListThreadsQuery) -> ThreadPage:
@@ -58,15 +70,35 @@ class StoragePages(StorageHooks):
         elif q.metadata:
             # docs/spec.md §4.4: the §4.6 rule decides here, over whatever superset the backend narrowed to.
             candidates = await self._find_threads(tx, q, 0, None)
-            matching = [t for t in candidates if metadata_matches(q.metadata, t.metadata)]
+            matching = [
+                t
+                for t in candidates
+                if metadata_matches(q.metadata, t.metadata) and (q.include_archived or not is_archived(t))
+            ]
             total = len(matching)
             threads = matching[q.offset : None if q.per_page is False else q.offset + q.per_page]
         else:
-            total = await self._count_threads(tx, q)
-            threads = await self._find_threads(tx, q, q.offset, None if q.per_page is False else q.per_page)
+            archived = [] if q.include_archived else await self._archived_ids(tx, q)
+            total = await self._count_threads(tx, q) - len(archived)
+            if not archived:
+                threads = await self._find_threads(
+                    tx, q, q.offset, None if q.per_page is False else q.per_page
+                )
+            else:
+                # The first offset + per_page + |archived| rows hold the page once the archived are dropped.
+                limit = None if q.per_page is False else q.offset + q.per_page + len(archived)
+                hidden = set(archived)
+                visible = [t for t in await self._find_threads(tx, q, 0, limit) if t.id not in hidden]
+                threads = visible[q.offset : None if q.per_page is False else q.offset + q.per_page]
         return ThreadPage(
             threads=threads, total=total, page=q.page, per_page=q.per_page, has_more=q.has_more(total)
         )
+
+    async def _archived_ids(self, tx: Any, q: ListThreadsQuery) -> list[str]:
+        """Ids of the archived threads of ``q``'s resource (all resources when None); the backend may
+        narrow by the metadata marker, the §4.6 rule decides."""
+        marked = dataclasses.replace(q, metadata={ARCHIVED_KEY: True}, page=0, per_page=False)
+        return [t.id for t in await self._find_threads(tx, marked, 0, None) if is_archived(t)]
 
     # --- messages ------------------------------------------------------------------------
 

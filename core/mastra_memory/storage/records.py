@@ -322,6 +322,8 @@ class ListThreadsQuery:
     page: int
     per_page: PerPage
     order: ThreadOrderBy
+    #: Whether archived threads are listed too (docs/spec.md §4.4).
+    include_archived: bool = True
 
     @property
     def offset(self) -> int:
@@ -342,6 +344,10 @@ class CloneArgs:
     title: str | None
     message_limit: int | None
     message_filter: CloneMessageFilter | None
+    #: The clone's resource when it differs from the source's (docs/spec.md §4.2).
+    new_resource_id: str | None = None
+    #: Shallow-merged over the source's metadata, under the clone keys.
+    metadata: dict[str, Any] | None = None
 
 
 def message_sort_key(message: MastraDBMessage) -> tuple[datetime, str]:

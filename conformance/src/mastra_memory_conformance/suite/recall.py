@@ -431,7 +431,8 @@ class MemoryRecallSuite:
             left = set(sc.ids(["a2", "a3", "a4", "b1"]))
             assert await run.holders("message_id", everyone, custom) == {native: left}
 
-            [processor] = run.memory.get_input_processors()
+            # The memory input processors include MessageHistory too (docs/spec.md §5.12): take recall's.
+            [processor] = [p for p in run.memory.get_input_processors() if p.id == "semantic-recall"]
             a2_thread, a = sc.id("A2"), sc.id("A")
             context = {"MastraMemory": {"thread": {"id": a2_thread, "resource_id": a}, "resource_id": a}}
             turn = [

@@ -1,0 +1,163 @@
+"""``MessageHistory`` (docs/spec.md §5.12): loads the thread's newest messages on input, persists the
+turn's new messages on output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from ...errors import ConfigError
+from ...messages import MastraDBMessage, MessageInput, normalize_messages
+from ...storage import MemoryStorage
+from ..config import MemoryConfig
+from ..message_list import MessageList
+from ..processor import _get
+from ..tokens import TokenCounter, default_token_counter, message_tokens
+from ..working_memory import messages_to_store
+from .context import MemoryContext
+
+#: Messages fetched per storage query while a token budget is being filled.
+_PAGE = 50
+
+
+class MessageHistory:
+    """Recent history in, the turn out (Mastra's ``MessageHistory``).
+
+    Input: the newest ``last_messages`` messages of the thread (of the request's resource, when known),
+    oldest first, tagged ``memory``; with ``history_tokens``, only the newest of them that fit the budget
+    (contiguous: it stops at the first message that does not fit). Output: the turn's new messages (the
+    response plus the list's input and response messages) stored with ``save_messages`` semantics — system
+    and signal messages and working-memory markup are not stored; the thread is created for the request's
+    resource when it does not exist yet. ``read_only`` (here or in the request) stores nothing.
+
+    A request's ``memory_config`` replaces ``last_messages``, ``history_tokens`` and ``read_only`` for that
+    request. Storage errors propagate: a turn that cannot be stored must not pass silently.
+    """
+
+    id = "message-history"
+    name = "MessageHistory"
+
+    def __init__(
+        self,
+        storage: MemoryStorage | None,
+        last_messages: int | Literal[False] | None = 10,
+        history_tokens: int | None = None,
+        token_counter: TokenCounter | None = None,
+        read_only: bool = False,
+    ) -> None:
+        if storage is None:
+            raise ConfigError("MessageHistory requires storage; pass storage=...")
+        # Validated with MemoryConfig's rules, so the processor accepts exactly what Memory accepts.
+        cfg = MemoryConfig.from_any(
+            {
+                "last_messages": False if last_messages is None else last_messages,
+                "history_tokens": history_tokens,
+            }
+        )
+        self.storage = storage
+        self.last_messages: int | Literal[False] = cfg.last_messages
+        self.history_tokens = cfg.history_tokens
+        self.token_counter = token_counter
+        self.read_only = read_only
+
+    # --- input ----------------------------------------------------------------------------------
+
+    async def process_input(
+        self,
+        messages: Sequence[MastraDBMessage | MessageInput],
+        message_list: MessageList,
+        abort: Any = None,
+        tracing_context: Any = None,
+        request_context: Any = None,
+    ) -> MessageList:
+        """Add the thread's recent history ahead of the new input (docs/spec.md §5.12)."""
+        ctx = MemoryContext.read(request_context)
+        if ctx is None:
+            return message_list
+        limit = ctx.option("last_messages", self.last_messages)
+        budget = ctx.option("history_tokens", self.history_tokens)
+        if limit is False or not isinstance(limit, int) or limit == 0:
+            return message_list
+        history = await self._newest(ctx, limit, budget)
+        fresh = [m for m in history if m.id not in message_list]  # the caller's own copy wins
+        if fresh:
+            message_list.add(fresh, source="memory")
+        return message_list
+
+    async def _newest(self, ctx: MemoryContext, limit: int, budget: int | None) -> list[MastraDBMessage]:
+        counter = (self.token_counter or default_token_counter()) if budget is not None else None
+        kept: list[MastraDBMessage] = []  # newest first
+        used = 0
+        page = 0
+        per_page = limit if budget is None else min(limit, _PAGE)
+        while len(kept) < limit:
+            found = await self.storage.list_messages(
+                ctx.thread_id,
+                resource_id=ctx.resource_id,
+                per_page=per_page,
+                page=page,
+                order_by={"field": "created_at", "direction": "DESC"},
+                include_total=False,
+            )
+            for msg in found.messages:
+                if len(kept) >= limit:
+                    break
+                if budget is not None and counter is not None:
+                    cost = message_tokens(msg, counter)
+                    if used + cost > budget:
+                        return kept[::-1]
+                    used += cost
+                kept.append(msg)
+            if len(found.messages) < per_page:
+                break
+            page += 1
+        return kept[::-1]
+
+    # --- output ---------------------------------------------------------------------------------
+
+    async def process_output_result(
+        self,
+        messages: Sequence[MastraDBMessage | MessageInput],
+        message_list: MessageList | None = None,
+        abort: Any = None,
+        tracing_context: Any = None,
+        request_context: Any = None,
+    ) -> MessageList | list[MastraDBMessage]:
+        """Store the turn's new messages (docs/spec.md §5.12); returns what it was given."""
+        ctx = MemoryContext.read(request_context)
+        response = normalize_messages(messages, thread_id=ctx.thread_id if ctx else None)
+        done: MessageList | list[MastraDBMessage] = message_list if message_list is not None else response
+        if ctx is None or self.read_only or ctx.read_only:
+            return done
+        turn: dict[str, MastraDBMessage] = {}
+        if message_list is not None:
+            turn.update((m.id, m) for m in message_list.new_messages())
+        for m in response:
+            if message_list is None or m.id not in message_list or message_list.is_new(m.id):
+                turn[m.id] = m
+        # History and recalled context are already stored; only this turn's messages are written.
+        todo = messages_to_store(
+            [
+                m.model_copy(update={"thread_id": ctx.thread_id}) if not m.thread_id else m
+                for m in turn.values()
+            ]
+        )
+        if not todo:
+            return done
+        await self._ensure_thread(ctx)
+        await self.storage.save_messages(todo)
+        return done
+
+    async def _ensure_thread(self, ctx: MemoryContext) -> None:
+        if await self.storage.get_thread_by_id(ctx.thread_id) is not None or ctx.resource_id is None:
+            return  # without a resource the write raises ThreadNotFoundError, which says what is missing
+        title = _get(ctx.thread, "title")
+        metadata = _get(ctx.thread, "metadata")
+        await self.storage.save_thread(
+            {
+                "id": ctx.thread_id,
+                "resource_id": ctx.resource_id,
+                "title": title if isinstance(title, str) else "",
+                "metadata": dict(metadata) if isinstance(metadata, dict) else None,
+            }
+        )

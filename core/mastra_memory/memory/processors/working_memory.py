@@ -1,0 +1,225 @@
+"""The ``WorkingMemory`` processor and the ``updateWorkingMemory`` tool (docs/spec.md §5.8, §5.12).
+
+Input: the working-memory text (or the template while it is empty) and instructions go to the model as one
+system message. The model changes the text by calling the tool, whose handler writes through
+``Memory.update_working_memory``; the tool's invocation parts are never stored (§5.4 step 1).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from ...errors import ConfigError, ValidationError
+from ...messages import MastraDBMessage, MessageInput
+from ...storage import MemoryStorage
+from ..config import MemoryConfig, WorkingMemoryConfig, config_error, merge_config
+from ..message_list import MessageList
+from ..working_memory import WORKING_MEMORY_TOOL
+from ..working_memory import WorkingMemory as WorkingMemoryStore
+from .context import MemoryContext
+
+
+class WorkingMemoryAccess(Protocol):
+    """What the tool needs of ``Memory`` (named structurally: the facade imports this module)."""
+
+    async def get_working_memory(self, thread_id: str, resource_id: str | None = None) -> str | None: ...
+
+    async def update_working_memory(self, thread_id: str, resource_id: str | None, text: str) -> None: ...
+
+
+_logger = logging.getLogger("mastra_memory.processors")
+
+_INSTRUCTIONS = """You keep a working memory about the user: notes that persist across conversations \
+({where}). Its current content:
+<working_memory>
+{content}
+</working_memory>
+When you learn something worth keeping (names, preferences, goals, facts, ongoing projects), call the \
+{tool} tool{how}. Use what it holds to answer; do not tell the user about the tool or the memory."""
+_HOW_MARKDOWN = " with the complete updated memory, keeping the structure above"
+_HOW_SCHEMA = " with an object holding only the fields that changed (they are merged; null removes a field)"
+
+
+def _schema_of(config: WorkingMemoryConfig) -> dict[str, Any] | None:
+    schema = config.schema_
+    if schema is None:
+        return None
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return dict(schema)
+
+
+class WorkingMemory:
+    """Injects working memory into the model's context (Mastra's ``WorkingMemory`` input processor).
+
+    Args mirror ``working_memory`` (docs/spec.md §5.8): a Markdown ``template`` or a ``schema`` (JSON-schema
+    dict or pydantic model), and ``scope``. A request's ``memory_config.working_memory`` is merged over these
+    options; ``{"enabled": False}`` there injects nothing. In resource scope a request without a resource
+    injects nothing (logged as a warning).
+    """
+
+    id = "working-memory"
+    name = "WorkingMemory"
+
+    def __init__(
+        self,
+        storage: MemoryStorage | None,
+        template: str | None = None,
+        schema: dict[str, Any] | type[BaseModel] | None = None,
+        scope: Literal["thread", "resource"] = "resource",
+    ) -> None:
+        if storage is None:
+            raise ConfigError("WorkingMemory requires storage; pass storage=...")
+        try:
+            self.config = WorkingMemoryConfig.model_validate(
+                {"enabled": True, "template": template, "schema": schema, "scope": scope}
+            )
+        except PydanticValidationError as exc:
+            raise config_error(exc, "WorkingMemory options") from exc
+        self.store = WorkingMemoryStore(storage)
+
+    def _for_request(self, ctx: MemoryContext) -> WorkingMemoryConfig:
+        if not ctx.sets("working_memory"):
+            return self.config
+        return merge_config(MemoryConfig(working_memory=self.config), ctx.memory_config).working_memory
+
+    async def process_input(
+        self,
+        messages: Sequence[MastraDBMessage | MessageInput],
+        message_list: MessageList,
+        abort: Any = None,
+        tracing_context: Any = None,
+        request_context: Any = None,
+    ) -> MessageList:
+        """Add the working-memory system message (docs/spec.md §5.12)."""
+        ctx = MemoryContext.read(request_context)
+        if ctx is None:
+            return message_list
+        config = self._for_request(ctx)
+        if not config.enabled:
+            return message_list
+        if config.scope == "resource" and ctx.resource_id is None:
+            _logger.warning("working memory: no resource_id for thread %s; nothing injected", ctx.thread_id)
+            return message_list
+        text = await self.store.get(WorkingMemoryStore.target(config, ctx.thread_id, ctx.resource_id))
+        message_list.add_system(working_memory_instructions(config, text), source="memory")
+        return message_list
+
+
+def working_memory_instructions(config: WorkingMemoryConfig, text: str | None) -> str:
+    """The system message ``WorkingMemory`` adds: the stored text (the template, or an empty JSON object in
+    schema mode, while nothing is stored) and how to update it."""
+    schema = _schema_of(config)
+    if schema is not None:
+        content = text or "{}"
+        how = _HOW_SCHEMA
+    else:
+        content = text or (config.effective_template or "")
+        how = _HOW_MARKDOWN
+    where = "for this user" if config.scope == "resource" else "for this conversation"
+    return _INSTRUCTIONS.format(where=where, content=content.strip(), tool=WORKING_MEMORY_TOOL, how=how)
+
+
+def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class UpdateWorkingMemoryTool:
+    """The ``updateWorkingMemory`` tool: its definition for the model and its handler.
+
+    ``definition`` is a JSON-schema function definition; :meth:`openai_tool` wraps it for OpenAI-compatible
+    chat APIs. :meth:`execute` takes the model's arguments (``{"memory": ...}``) and the request context and
+    writes through ``Memory.update_working_memory``: in Markdown mode ``memory`` is the complete new text;
+    in schema mode an object merged into the stored JSON object (``null`` removes a key) and, with a pydantic
+    schema, validated. Bad arguments raise ``ValidationError`` before anything is written.
+    """
+
+    name = WORKING_MEMORY_TOOL
+
+    def __init__(self, memory: WorkingMemoryAccess, config: WorkingMemoryConfig) -> None:
+        self.memory = memory
+        self.config = config
+        schema = _schema_of(config)
+        if schema is None:
+            memory_param: dict[str, Any] = {
+                "type": "string",
+                "description": "The complete working memory in Markdown, following its structure.",
+            }
+            self.description = "Replace the working memory (notes about the user) with an updated version."
+        else:
+            memory_param = {**schema, "description": "The fields of the working memory that changed."}
+            self.description = "Update fields of the working memory (notes about the user)."
+        self.parameters: dict[str, Any] = {
+            "type": "object",
+            "properties": {"memory": memory_param},
+            "required": ["memory"],
+        }
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """``{name, description, parameters}``."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def openai_tool(self) -> dict[str, Any]:
+        """The definition as an OpenAI chat-completions ``tools`` entry."""
+        return {"type": "function", "function": self.definition}
+
+    async def execute(self, args: Mapping[str, Any] | str, request_context: Any = None) -> dict[str, Any]:
+        """Write the update for the request's thread/resource; returns ``{"success": True}``."""
+        ctx = MemoryContext.read(request_context)
+        if ctx is None:
+            raise ValidationError(
+                f"{self.name} needs the request context of a thread: pass "
+                '{"MastraMemory": {"thread": {"id": ...}, "resource_id": ...}}'
+            )
+        if isinstance(args, str):
+            args = self._json(args, "arguments")
+        if not isinstance(args, Mapping) or "memory" not in args:
+            raise ValidationError(f'{self.name} arguments must be an object with a "memory" field')
+        text = await self._text(args["memory"], ctx)
+        await self.memory.update_working_memory(ctx.thread_id, ctx.resource_id, text)
+        return {"success": True}
+
+    async def _text(self, value: Any, ctx: MemoryContext) -> str:
+        schema = self.config.schema_
+        if schema is None:
+            if not isinstance(value, str):
+                raise ValidationError(f"{self.name}: memory must be a string of Markdown")
+            return value
+        update = self._json(value, "memory") if isinstance(value, str) else value
+        if not isinstance(update, Mapping):
+            raise ValidationError(f"{self.name}: memory must be an object matching the working-memory schema")
+        stored = await self.memory.get_working_memory(ctx.thread_id, ctx.resource_id)
+        try:  # a stored text that is not a JSON object (e.g. from before a schema was set) starts afresh
+            current = json.loads(stored) if stored else {}
+        except json.JSONDecodeError:
+            current = {}
+        merged = _merge(current if isinstance(current, dict) else {}, update)
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            try:
+                merged = schema.model_validate(merged).model_dump(mode="json", exclude_none=True)
+            except PydanticValidationError as exc:
+                raise ValidationError(
+                    f"{self.name}: the merged working memory does not match the schema: {exc}"
+                ) from exc
+        return json.dumps(merged, ensure_ascii=False)
+
+    def _json(self, raw: str, what: str) -> Any:
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"{self.name}: {what} is not valid JSON ({exc.msg})") from exc

@@ -1,0 +1,28 @@
+"""Fixtures: a real ``Memory`` on the embedded SQLite default (a file in the test's tmp dir) with the offline
+``local/wordllama`` embedder; the Agents SDK never reaches a network (scripted models, tracing off)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from agents import set_tracing_disabled
+from mastra_memory import Memory
+
+# The SDK would export traces to OpenAI; the tests run offline.
+set_tracing_disabled(True)
+
+RECALL = {"lastMessages": 10, "semanticRecall": {"topK": 1, "messageRange": 1, "scope": "resource"}}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'memory.db'}"
+
+
+@pytest.fixture
+async def memory(db: str) -> AsyncIterator[Memory]:
+    memory = Memory(storage=db, options=RECALL)
+    yield memory
+    await memory.close()
