@@ -10,7 +10,8 @@
   vector cleanup (§5.4-§5.6); :mod:`.chunking` -- how text is cut into embedding chunks;
 * :mod:`.processor` -- ``SemanticRecall`` (§6); :mod:`.processors` -- ``WorkingMemory``,
   ``MessageHistory``, ``ToolCallFilter``, ``TokenLimiter`` (§5.12); :mod:`.tokens` -- token counting;
-  :mod:`.message_list` -- ``MessageList``;
+  :mod:`.message_list` -- ``MessageList``; :mod:`.prompt_recall` -- recall for a prompt that already
+  holds part of the conversation (the agent-framework integrations);
   :mod:`.formatting` -- the cross-thread system message (§6.3);
 * :mod:`.titles` -- thread titles (§5.9); :mod:`.working_memory` -- working memory (§5.8);
   :mod:`.results` -- what ``Memory`` returns; :mod:`.threads` -- clone, move and background work
@@ -44,6 +45,7 @@ from .processors import (
     UpdateWorkingMemoryTool,
     WorkingMemory,
 )
+from .prompt_recall import recall_new_context
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, Usage
 from .search import MessageSearchHit, MessageSearchResult
 from .threads import CloneThreadResult
@@ -97,6 +99,7 @@ __all__ = [
     "format_cross_thread_messages",
     "merge_config",
     "message_tokens",
+    "recall_new_context",
     "request_memory_config",
     "strip_working_memory",
     "vector_ids",

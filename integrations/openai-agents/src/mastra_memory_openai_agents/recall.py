@@ -15,10 +15,9 @@ from typing import Any
 from agents.items import TResponseInputItem
 from agents.run_config import CallModelData, ModelInputData
 from mastra_memory.errors import ConfigError, ThreadNotFoundError
-from mastra_memory.memory import MemoryConfig, format_cross_thread_messages
+from mastra_memory.memory import MemoryConfig, format_cross_thread_messages, recall_new_context
 from mastra_memory.messages import MastraDBMessage
 
-from ._context import recall_new_context
 from .session import MemorySession, item_text
 
 

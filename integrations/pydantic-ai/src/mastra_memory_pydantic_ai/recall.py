@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from mastra_memory.errors import ConfigError, ThreadNotFoundError, ValidationError
-from mastra_memory.memory import Memory, MemoryConfig, format_cross_thread_messages
+from mastra_memory.memory import Memory, MemoryConfig, format_cross_thread_messages, recall_new_context
 from mastra_memory.messages import MastraDBMessage
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, TextPart, UserPromptPart
 
-from ._context import recall_new_context
 from .history import require_id, user_text, without_recall
 
 

@@ -1,5 +1,6 @@
 """Recall for a prompt that already holds part of the conversation: the semantic hits that are not in
-the prompt yet, with the messages around them (docs/spec.md §5.3 through ``Memory.recall``).
+the prompt yet, with the messages around them (docs/spec.md §5.3 through ``Memory.recall``); used by the
+agent-framework integrations (integrations/), whose prompts are built by the framework.
 
 Agent frameworks save the turn's user message before the model is called, so the best hit for the
 question is usually the question itself, and the session's recent history is in the prompt too. Dropping
@@ -13,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Any
 
-from mastra_memory.memory import Memory, MemoryConfig, merge_config
-from mastra_memory.messages import MastraDBMessage, render_text
+__all__ = ["recall_new_context"]
+
+from ..messages import MastraDBMessage, render_text
+from .config import MemoryConfig, merge_config
+from .facade import Memory
 
 
 async def recall_new_context(
