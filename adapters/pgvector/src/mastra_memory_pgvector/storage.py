@@ -73,6 +73,28 @@ def _json_or_null(value: Mapping[str, Any] | None, what: str) -> str | None:
     return None if value is None else _json(dict(value), what)
 
 
+def metadata_fragments(flt: Mapping[str, Any] | None) -> list[str]:
+    """LIKE patterns that every thread matching the §4.6 filter ``flt`` satisfies (docs/spec.md §4.4).
+
+    Metadata is stored as compact JSON text (``codec.json_text``; jsonb cannot hold U+0000), so a top-level
+    ``key: value`` is the substring ``"key":<value as JSON>`` of every matching row. Only values whose JSON
+    is spelled one way are used: booleans, null and ASCII strings (a number may be stored as ``2`` or
+    ``2.0``, and non-ASCII text is ASCII-escaped in rows holding unpaired surrogates). The patterns narrow
+    the candidates (a superset: a nested key can match too); the template's §4.6 rule decides. This keeps
+    ``list_threads`` from reading every thread of a resource to find the archived ones.
+    """
+    patterns = []
+    for key, value in (flt or {}).items():
+        if not (value is None or isinstance(value, bool | str)):
+            continue
+        fragment = f"{json.dumps(key)}:{json.dumps(value, ensure_ascii=False)}"
+        if not fragment.isascii():
+            continue
+        escaped = fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        patterns.append(f"%{escaped}%")
+    return patterns
+
+
 def _one_or_many(ids: list[str]) -> tuple[str, str | list[str]]:
     """``= %s`` for one id (a plain primary-key lookup), else ``= ANY`` of a text array."""
     return ("= %s", ids[0]) if len(ids) == 1 else ("= ANY(%s::text[])", ids)
@@ -222,9 +244,11 @@ class PgStorage(MemoryStorage):
 
     @staticmethod
     def _thread_where(q: ListThreadsQuery) -> tuple[str, list[Any]]:
-        if q.resource_id is None:
-            return "TRUE", []
-        return "resource_id = %s", [q.resource_id]
+        clauses, params = (["TRUE"], []) if q.resource_id is None else (["resource_id = %s"], [q.resource_id])
+        for fragment in metadata_fragments(q.metadata):
+            clauses.append("metadata LIKE %s ESCAPE '\\'")
+            params.append(fragment)
+        return " AND ".join(clauses), params
 
     async def _count_threads(self, conn: Connection, query: ListThreadsQuery) -> int:
         where, params = self._thread_where(query)
