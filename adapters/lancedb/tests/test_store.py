@@ -168,6 +168,43 @@ async def test_update_and_delete_by_emulated_filters(store: LanceDBVector) -> No
     assert hit.vector == pytest.approx(vector(9), abs=1e-6)
 
 
+async def test_a_delete_that_matches_nothing_commits_no_table_version(store: LanceDBVector) -> None:
+    # Every save deletes the stale vectors of its messages first (docs/spec.md §5.4); for new messages
+    # that delete matches nothing and must not cost a Lance version (a write towards the next optimize).
+    await store.create_index("mem", DIM, metadata_indexes=["message_id"])
+    await store.upsert("mem", [vector(1), vector(2)], [{"message_id": "a"}, {"message_id": "b"}], ["a", "b"])
+    info = await store._open("QUERY", "mem")
+    before = await info.table.version()
+    await store.delete_vectors("mem", filter={"message_id": {"$in": ["x", "y"]}})
+    assert await info.table.version() == before
+    assert info.writes == 1
+    await store.delete_vectors("mem", filter={"message_id": {"$in": ["a", "x"]}})
+    assert await info.table.version() == before + 1
+    assert {h.id for h in await store.query("mem", None, top_k=10)} == {"b"}
+
+
+async def test_a_label_index_on_a_key_unique_per_record_is_dropped_and_filters_stay_exact(
+    tmp_path: Path,
+) -> None:
+    lance = LanceDBVector(LanceDBSettings(url=str(tmp_path / "db"), optimize_every=1))
+    await lance.create_index("mem", DIM, metadata_indexes=["thread_id", "message_id"])
+    n = 1200
+    ids = [f"m{i}" for i in range(n)]
+    metas: list[dict[str, Any]] = [{"thread_id": f"t{i % 10}", "message_id": r} for i, r in enumerate(ids)]
+    metas[7]["message_id"] = ["m7", "alias"]  # a list value is matched element-wise, index or not
+    await lance.upsert("mem", [vector(i) for i in range(n)], metas, ids)  # one write, then an optimize
+    info = await lance._open("QUERY", "mem")
+    kinds = {tuple(i.columns): i.index_type for i in await info.table.list_indices()}
+    assert (info.indexed["message_id"],) not in kinds  # ~1 distinct value per row: bitmaps cost, not help
+    assert kinds[(info.indexed["thread_id"],)] == "LabelList"  # 10 distinct values: kept
+    flt: dict[str, Any] = {"message_id": {"$in": ["m5", "m700", "alias", "nope"]}}
+    assert await ids_matching(lance, "mem", flt, 10) == {"m5", "m700", "m7"}
+    assert await ids_matching(lance, "mem", {"thread_id": "t3"}, n) == set(ids[3::10])
+    await lance.delete_vectors("mem", filter={"message_id": {"$in": ["m5", "alias"]}})
+    assert (await lance.describe_index("mem")).count == n - 2
+    await lance.close()
+
+
 async def test_another_store_sees_writes_at_once(tmp_path: Path) -> None:
     url = str(tmp_path / "shared")
     first, second = LanceDBVector(url), LanceDBVector(url)

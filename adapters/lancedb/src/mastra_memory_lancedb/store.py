@@ -11,14 +11,16 @@ column                      content
 ``_mastra_json``            the same document as JSONB (``pa.json_(pa.utf8())``): what filters read
 ``_mastra_idx_<n>``         for each key of ``create_index(metadata_indexes=...)``: its string values
                             (``list<string>``, LabelList scalar index), so ``{thread_id: "t1"}`` is
-                            answered from an index
+                            answered from an index (dropped for a key whose values are mostly
+                            distinct, e.g. ``message_id``: its column is scanned instead)
 ==========================  ====================================================================
 
 The schema metadata records dimension, metric, ANN configuration and the indexed keys, so a table
 describes itself to every process that opens it.
 
 Writes are ``merge_insert`` on ``id`` (insert or replace whole rows, never a table overwrite), split into
-batches of ``max_upsert_batch`` rows and serialised per table inside one store. Every
+batches of ``max_upsert_batch`` rows and serialised per table inside one store. A delete that matches
+nothing is only a count (Lance would commit a version for it). Every
 ``optimize_every`` write calls the table is optimised (fragments compacted, indexes updated), and once
 it holds ``index_min_rows`` rows the configured ANN index is trained.
 
@@ -48,6 +50,7 @@ import lancedb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 from lancedb.index import BTree, HnswFlat, HnswPq, HnswSq, IvfFlat, IvfPq, LabelList
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import IndexNotFoundError, ValidationError
@@ -85,6 +88,12 @@ _IN_LIST_LIMIT: Final = 2000
 _DELETE_CHUNK: Final = 1000
 _FLOAT32: Final = np.dtype("<f4")
 _JSON_FIELD: Final = pa.field(JSON_COLUMN, pa.json_(pa.utf8()), nullable=False)
+# A LabelList index keeps one bitmap per distinct value, and every optimize rebuilds it whole: about 30 µs
+# per distinct value here, 0.3 s per optimize at 10k rows for a key that is unique per record (Memory's
+# message_id). For such a key a scan of its small list column is as fast as the index (2 vs 4 ms for 20
+# values at 100k rows), so the index is dropped once the table shows the key's values are mostly distinct.
+_UNSELECTIVE_SHARE: Final = 0.5
+_UNSELECTIVE_MIN_ROWS: Final = 1000
 
 
 @dataclass
@@ -100,6 +109,9 @@ class _Table:
     has_ann: bool
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     writes: int = 0
+    # Rows as last counted plus this store's inserts since: whether to count (and train) the ANN index.
+    rows: int | None = None
+    selectivity_checked: bool = False
 
 
 def _schema(dimension: int, metric: Metric, index: Mapping[str, Any], keys: Sequence[str]) -> pa.Schema:
@@ -427,7 +439,9 @@ class LanceDBVector(MastraVector):
                 builder = info.table.merge_insert("id").when_matched_update_all()
                 if insert:
                     builder = builder.when_not_matched_insert_all()
-                await builder.execute(rows.slice(start, size))
+                result = await builder.execute(rows.slice(start, size))
+                if info.rows is not None:
+                    info.rows += result.num_inserted_rows
             await self._maintain(info)
 
     async def _maintain(self, info: _Table) -> None:
@@ -437,14 +451,45 @@ class LanceDBVector(MastraVector):
         """
         info.writes += 1
         try:
+            optimize = info.writes % self.settings.optimize_every == 0
             wants_ann = not info.has_ann and info.index.get("type", "flat") != "flat"
-            if wants_ann and await info.table.count_rows() >= self.settings.index_min_rows:
-                await self._train(info)
-                return
-            if info.writes % self.settings.optimize_every == 0:
+            if wants_ann:
+                # Counting every write checks out the latest table version; the estimate (this store's
+                # inserts since the last count) is re-counted at each optimize and near the threshold, so
+                # other writers' rows delay training by at most ``optimize_every`` writes.
+                if optimize or info.rows is None or info.rows >= self.settings.index_min_rows:
+                    info.rows = int(await info.table.count_rows())
+                if info.rows >= self.settings.index_min_rows:
+                    await self._train(info)
+                    return
+            if optimize:
+                await self._drop_unselective_indexes(info)
                 await info.table.optimize()
         except Exception:
             logger.warning("lancedb table maintenance failed; it is retried later", exc_info=True)
+
+    async def _drop_unselective_indexes(self, info: _Table) -> None:
+        """Drop the LabelList index of index columns whose values are mostly distinct (once per table).
+
+        The column stays and filters keep reading it (docs/spec.md §3.1: ``metadata_indexes`` is a hint);
+        only the per-value bitmaps, which cost more to maintain than they save, go.
+        """
+        if info.selectivity_checked or not info.indexed:
+            return
+        rows = await info.table.query().select(list(info.indexed.values())).to_arrow()
+        if rows.num_rows < _UNSELECTIVE_MIN_ROWS:
+            return
+        unselective = {
+            column
+            for column in info.indexed.values()
+            if pc.count_distinct(rows[column].combine_chunks().flatten()).as_py()
+            > _UNSELECTIVE_SHARE * rows.num_rows
+        }
+        for index in await info.table.list_indices():
+            columns = list(index.columns)
+            if index.index_type == "LabelList" and len(columns) == 1 and columns[0] in unselective:
+                await info.table.drop_index(index.name)
+        info.selectivity_checked = True  # only once it succeeded: a failed drop is retried next optimize
 
     async def _train(self, info: _Table) -> None:
         index = info.index
@@ -530,6 +575,13 @@ class LanceDBVector(MastraVector):
         flt = self._render(info, native_filter)
         if flt.exact:
             if flt.lower == FALSE:
+                return
+            # Lance commits a table version for every delete, even one that removes nothing (the stale-vector
+            # delete of a save of new messages, docs/spec.md §5.4), and every version is a write towards
+            # the next optimize. An indexed count first makes that case a read. With other writers this is
+            # the same as a delete that ran at the moment of the count: rows written after it survive
+            # either way.
+            if not await info.table.count_rows(flt.lower):
                 return
             async with info.lock:
                 await info.table.delete(flt.lower)

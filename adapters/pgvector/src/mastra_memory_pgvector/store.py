@@ -574,12 +574,15 @@ class PgVector(MastraVector):
             self._check_dimension(op, name, index.dimension, vectors.shape[1])
             # Rows travel in one binary COPY into a per-session staging table, then move in INSERT
             # statements of at most 16,383 rows each (ON CONFLICT: insert or replace).
+            # The stage is empty here: ``run`` always holds a transaction, ON COMMIT DELETE ROWS empties it
+            # at every commit and a rollback takes its rows along. (A TRUNCATE per upsert, swapping the
+            # table's file, cost about 1 ms of every save.) The sequence is not transactional, so it is
+            # reset; both statements travel in one round trip.
             await conn.execute(
                 f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (n bigserial, id text, embedding vector, "
-                "metadata jsonb) ON COMMIT DELETE ROWS"
+                "metadata jsonb) ON COMMIT DELETE ROWS; "
+                f"SELECT setval(pg_get_serial_sequence('{_STAGE}', 'n'), 1, false)"
             )
-            await conn.execute(f"TRUNCATE {_STAGE}")
-            await conn.execute(f"SELECT setval(pg_get_serial_sequence('{_STAGE}', 'n'), 1, false)")
             async with conn.cursor().copy(
                 f"COPY {_STAGE} (id, embedding, metadata) FROM STDIN (FORMAT BINARY)"
             ) as copy:
