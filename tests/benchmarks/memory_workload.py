@@ -48,6 +48,7 @@ import platform
 import random
 import resource
 import shutil
+import signal
 import statistics
 import struct
 import subprocess
@@ -525,6 +526,32 @@ def write_mastra_input(work: Workload, path: Path) -> None:
             out.write(struct.pack(f"<{DIMENSION}f", *embedder.embed_one(text)))
 
 
+#: Seconds a timed-out child gets, after SIGINT, to stop the servers it started.
+STOP_GRACE = 60.0
+
+
+def _bounded_run(cmd: Sequence[str], *, timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run`` with a deadline that lets the child clean up.
+
+    ``subprocess.run(timeout=...)`` SIGKILLs the child, so a worker never reaches the ``finally`` that
+    stops the server its target started (servers run in their own session, see the kit's
+    ``servers/process.py``), and the server stays up. Here the child gets SIGINT first — its context
+    managers stop what it started — and SIGKILL only after :data:`STOP_GRACE` seconds.
+    """
+    with subprocess.Popen(list(cmd), **kwargs) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            raise
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
+
+
 def run_mastra(size: int, recalls: int, timeout: float) -> dict[str, Any]:
     """Mastra + LibSQL on the workload of ``size`` (in a child node process); the measurements."""
     work = build_workload(size, recalls)
@@ -532,13 +559,13 @@ def run_mastra(size: int, recalls: int, timeout: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mm-bench-mastra-") as tmp_name:
         tmp = Path(tmp_name)
         write_mastra_input(work, tmp)
-        proc = subprocess.run(
+        proc = _bounded_run(
             ["node", str(MASTRA_DIR / "bench.mjs"), str(tmp)],
             cwd=MASTRA_DIR,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             timeout=timeout,
-            check=False,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"bench.mjs failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -788,7 +815,9 @@ def _run_child(store: str, size: int, recalls: int, timeout: float) -> dict[str,
             "--worker-out",
             str(out_path),
         ]
-        subprocess.run(cmd, check=True, timeout=timeout)
+        done = _bounded_run(cmd, timeout=timeout)
+        if done.returncode != 0:
+            raise subprocess.CalledProcessError(done.returncode, cmd)
         result: dict[str, Any] = json.loads(out_path.read_text())
         return result
     finally:
@@ -847,6 +876,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print_table(runs, "Mastra memory workload (saved runs)")
         return 0
     if args.worker:
+        # A SIGTERM (a CI timeout, a kill by PID) unwinds like SIGINT, so the target's server is stopped.
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         result = asyncio.run(run_workload(args.worker, args.sizes[0], args.recalls))
         args.worker_out.write_text(json.dumps(result))
         return 0

@@ -12,7 +12,7 @@ import pytest
 import qdrant_edge as qe
 from mastra_memory.errors import IndexNotFoundError, UnsupportedFilterError, ValidationError
 from mastra_memory.filters import evaluate
-from mastra_memory.vector import MASTRA_ID_NAMESPACE, QueryResult
+from mastra_memory.vector import MASTRA_ID_NAMESPACE, QueryResult, default_ef
 
 from mastra_memory_qdrant.backend import IndexInfo
 from mastra_memory_qdrant.store import QdrantVector, point_id
@@ -137,7 +137,9 @@ async def test_hnsw_settings_are_used_at_build_and_query_time(
     await store.create_index("flat", 4, index_config={"type": "flat", "ef": 77})
     await store.upsert("flat", [unit(1)])
     await store.query("flat", unit(1), top_k=2)
-    assert backend.log.searches == [(9, 40, False), (9, 123, False), (6, 77, True)]
+    # No ef given: mastra_memory.vector.default_ef(top_k, m) = max(300, top_k, m·top_k) (docs/spec.md §3.9).
+    assert backend.log.searches == [(9, default_ef(5, 8), False), (9, 123, False), (6, 77, True)]
+    assert default_ef(5, 8) == 300
     with pytest.raises(ValidationError, match="unknown query options"):
         await store.query("hnsw", unit(1), top_k=5, probes=3)
 

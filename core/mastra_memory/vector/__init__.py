@@ -24,6 +24,7 @@ from .records import (
     IndexConfig,
     IndexStats,
     QueryResult,
+    default_ef,
     mastra_uuid,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "QueryResult",
     "TranslatedFilter",
     "VectorArguments",
+    "default_ef",
     "logger",
     "mastra_uuid",
     "normalise_metadata",

@@ -32,6 +32,21 @@ MAX_ID_LENGTH = 512
 #: float32 (about 1.08e-19). A shorter vector has no direction at the float32 precision backends store and
 #: score in (its squared length is zero or subnormal), so its cosine similarity is undefined or garbage.
 MIN_COSINE_NORM = float(np.sqrt(np.finfo(np.float32).tiny))
+#: Least default HNSW search list of a query (docs/spec.md §3.9). The old default, ``m·top_k`` (48 for a
+#: memory recall's top 3), found only 55-93 % of the exact top 3 among near-orthogonal 384-d embeddings at
+#: 4k-10k rows on pgvector and OpenSearch; 300 found 98-100 % for a few ms more (issue 19,
+#: tests/benchmarks/memory_workload.py).
+MIN_DEFAULT_EF = 300
+#: Largest default HNSW search list (the backends' own upper bound is 1000 or more).
+MAX_DEFAULT_EF = 1000
+
+
+def default_ef(top_k: int, m: int) -> int:
+    """The HNSW search list a query uses when neither the call nor the index sets one (docs/spec.md §3.9):
+    ``min(1000, max(300, top_k, m·top_k))``."""
+    return min(MAX_DEFAULT_EF, max(MIN_DEFAULT_EF, top_k, m * top_k))
+
+
 #: Longest vector any index accepts (docs/spec.md §3.3). Backends store and score in float32, whose largest
 #: finite value is about 3.4e38: from a length of about 1.8e19 the squared length overflows, and cosine
 #: scores become 0 or NaN, dot products infinite, and euclidean records drop out of queries. Up to 1e18

@@ -55,7 +55,7 @@ from lancedb.index import BTree, HnswFlat, HnswPq, HnswSq, IvfFlat, IvfPq, Label
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import IndexNotFoundError, ValidationError
 from mastra_memory.filters import matches
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef
 
 from .capabilities import LANCEDB_CAPABILITIES
 from .settings import LanceDBSettings
@@ -726,7 +726,7 @@ class LanceDBVector(MastraVector):
             # docs/spec.md §3.9 default, raised to what Lance needs: a search list at least as long as the
             # candidates it returns (limit x refine factor).
             m = int(index.get("m", 16))
-            ef = int(options.get("ef", index.get("ef", min(1000, max(top_k, m * top_k)))))
+            ef = int(options.get("ef", index.get("ef", default_ef(top_k, m))))
             query = query.ef(max(ef, (top_k + _TIE_MARGIN) * refine))
         return query
 

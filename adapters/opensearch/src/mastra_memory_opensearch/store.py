@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import MastraMemoryError, ValidationError, VectorStoreError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, mastra_uuid
+from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef, mastra_uuid
 from opensearchpy import AsyncOpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, TransportError
@@ -76,7 +76,6 @@ SPACE_TYPES: Final[dict[Metric, str]] = {
 }
 DEFAULT_M: Final = 16
 DEFAULT_EF_CONSTRUCTION: Final = 64
-_MAX_EF: Final = 1000
 _MAX_ID_BYTES: Final = 512
 #: Nested documents (array elements) one record may make; the index setting is raised to it.
 NESTED_LIMIT: Final = 50_000
@@ -482,7 +481,7 @@ class OpenSearchVector(MastraVector):
     def _ef(self, info: IndexInfo, top_k: int, options: dict[str, Any]) -> int:
         ef = options.get("ef", info.ef_search)
         if ef is None:
-            ef = min(max(top_k, info.m * top_k), _MAX_EF)
+            ef = default_ef(top_k, info.m)
         if isinstance(ef, bool) or not isinstance(ef, int) or ef < 1:
             raise self._error(
                 ValidationError, "QUERY", "INVALID_ARGS", f"ef must be a positive integer, got {ef!r}"

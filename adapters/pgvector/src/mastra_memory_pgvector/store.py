@@ -47,7 +47,7 @@ import numpy.typing as npt
 import psycopg
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import CapabilityError, MastraMemoryError, ValidationError, VectorStoreError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef
 
 from .capabilities import MAX_ROWS_PER_STATEMENT, PGVECTOR_CAPABILITIES
 from .connection import Connection, PgDatabase, is_transient, quote_ident
@@ -78,10 +78,6 @@ _STAGE: Final = "pg_temp.mastra_upsert_stage"
 _COPY_CHUNK: Final = 4 << 20
 _DEFAULT_M: Final = 16
 _DEFAULT_EF_CONSTRUCTION: Final = 64
-#: The least default ``hnsw.ef_search``. pgvector's own 40, or m * top_k (48 for a memory recall's top 3),
-#: found only 55-85 % of the exact top 3 among near-orthogonal 384-d embeddings (4k-10k rows); 200 found
-#: 95-97 %, 300 98-100 % (issue 19, tests/benchmarks/memory_workload.py), for a few ms more per query.
-_DEFAULT_MIN_EF: Final = 300
 
 
 def derived_name(base: str, suffix: str) -> str:
@@ -790,7 +786,7 @@ class PgVector(MastraVector):
         settings: dict[str, str] = {}
         iterative = self._pgvector >= (0, 8)
         if index.kind == "hnsw":
-            ef = options.get("ef") or index.ef or min(1000, max(_DEFAULT_MIN_EF, top_k, index.m * top_k))
+            ef = options.get("ef") or index.ef or default_ef(top_k, index.m)
             settings["hnsw.ef_search"] = str(ef)
             if iterative:
                 settings["hnsw.iterative_scan"] = "strict_order"

@@ -25,7 +25,7 @@ local mode) or the embedded qdrant-edge engine:
   ``resource_id``, the keys of ``metadata_indexes`` and the facts list.
 * **Scores** (docs/spec.md §3.4): cosine and dot product as Qdrant returns them; a euclidean distance ``d``
   becomes ``1 / (1 + d)``. The HNSW search list ``ef`` is the query option ``ef``, else ``index_config.ef``,
-  else ``clamp(max(top_k, m·top_k), 1, 1000)``.
+  else ``min(1000, max(300, top_k, m·top_k))`` (``mastra_memory.vector.default_ef``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import ValidationError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, mastra_uuid
+from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef, mastra_uuid
 
 from .backend import IndexInfo, PointRecord, QdrantBackend
 from .capabilities import QDRANT_CAPABILITIES, UPSERT_BATCH
@@ -71,7 +71,6 @@ DEFAULT_KEYWORD_KEYS: Final = ("thread_id", "resource_id")
 SCROLL_PAGE: Final = 100
 DEFAULT_M: Final = 16
 DEFAULT_EF_CONSTRUCTION: Final = 64
-_MAX_EF: Final = 1000
 _QUERY_OPTIONS: Final = frozenset({"ef", "exact"})
 #: Extra results asked for, so that ties at the top_k cut-off can be ordered by id.
 _TIE_MARGIN: Final = 4
@@ -252,7 +251,7 @@ class QdrantVector(MastraVector):
         assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
         ef = options.get("ef", self._ef.get(name))
         if ef is None:
-            ef = min(max(top_k, (info.m or DEFAULT_M) * top_k), _MAX_EF)
+            ef = default_ef(top_k, info.m or DEFAULT_M)
         if isinstance(ef, bool) or not isinstance(ef, int) or ef < 1:
             raise self._error(
                 ValidationError, "QUERY", "INVALID_ARGS", f"ef must be a positive integer, got {ef!r}"
