@@ -307,6 +307,18 @@ def _provision(target_name: str, tmp: Path) -> Iterator[tuple[Any, Any, dict[str
         yield storage, vector, facts
 
 
+def _message_input(m: Message) -> dict[str, Any]:
+    """What ``Memory.save_messages`` takes for a workload message (all of the one resource)."""
+    return {
+        "id": m.id,
+        "thread_id": m.thread_id,
+        "resource_id": RESOURCE,
+        "role": m.role,
+        "content": m.content,
+        "created_at": m.created_at,
+    }
+
+
 async def run_workload(target_name: str, size: int, recalls: int = RECALLS) -> dict[str, Any]:
     """Run the workload once on ``target_name`` with ``size`` messages; the measurements as a dict."""
     from mastra_memory import Memory
@@ -334,17 +346,7 @@ async def run_workload(target_name: str, size: int, recalls: int = RECALLS) -> d
                 await memory.create_thread(resource_id=RESOURCE, thread_id=f"thread-{t:02d}")
             saves: list[tuple[int, float]] = []
             for start in range(0, size, SAVE_BATCH):
-                batch = [
-                    {
-                        "id": m.id,
-                        "thread_id": m.thread_id,
-                        "resource_id": RESOURCE,
-                        "role": m.role,
-                        "content": m.content,
-                        "created_at": m.created_at,
-                    }
-                    for m in work.messages[start : start + SAVE_BATCH]
-                ]
+                batch = [_message_input(m) for m in work.messages[start : start + SAVE_BATCH]]
                 t0 = time.perf_counter()
                 await memory.save_messages(batch)
                 saves.append((len(batch), time.perf_counter() - t0))
@@ -370,19 +372,7 @@ async def run_workload(target_name: str, size: int, recalls: int = RECALLS) -> d
             without, after = [], []
             for before_q, turn, after_q in work.save_pairs:
                 without.append((await recall(before_q, False))[1])
-                await memory.save_messages(
-                    [
-                        {
-                            "id": m.id,
-                            "thread_id": m.thread_id,
-                            "resource_id": RESOURCE,
-                            "role": m.role,
-                            "content": m.content,
-                            "created_at": m.created_at,
-                        }
-                        for m in turn
-                    ]
-                )
+                await memory.save_messages([_message_input(m) for m in turn])
                 after.append((await recall(after_q, False))[1])
             after_save: dict[str, Any] = {"without": _latency(without), "after_save": _latency(after)}
             # The exact searches run after every timed recall, not between them: streaming the harness's

@@ -13,8 +13,9 @@ from mastra_memory.memory import Memory
 from mastra_memory.memory.search import MessageSearchResult
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
+from mastra_memory.vector.records import MAX_TOP_K
 
-from .memory_helpers import ids, msg, ts
+from .memory_helpers import CountingEmbedder, ids, msg, ts
 
 OPTIONS = {"semantic_recall": {"top_k": 4, "message_range": 0, "scope": "resource"}}
 QUERY = "lisbon hotel booking"
@@ -36,6 +37,19 @@ async def memory(storage: SQLiteStorage, vector: SQLiteVector) -> AsyncIterator[
         ]
     )
     yield mem
+    await mem.close()
+
+
+async def test_a_top_k_beyond_the_stores_limit_is_refused_before_the_query_is_embedded(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
+    embedder = CountingEmbedder(64)
+    mem = Memory(storage=storage, vector=vector, embedder=embedder, options=OPTIONS)
+    with pytest.raises(ValidationError, match="exceeds the limit") as raised:
+        await mem.search_messages(QUERY, resource_id="alice", top_k=MAX_TOP_K + 1)
+    assert raised.value.id.endswith("QUERY_TOP_K_TOO_LARGE")
+    assert embedder.calls.count == 0, "the embedder ran before the limit was checked"
+    assert await vector.list_indexes() == []
     await mem.close()
 
 

@@ -628,6 +628,7 @@ class Memory:
             )
         cfg = self.config(thread_config)
         recall = cfg.recall or SemanticRecallConfig()
+        self.vector.check_top_k(top_k)  # the store's limit, before the query text is embedded
         call_node = parse_filter(filter) if filter is not None else None
         flt = resource_search_filter(resource_id, thread_id, recall.filter_node, call_node)
         await self.init()

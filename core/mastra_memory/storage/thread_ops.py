@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ThreadNotFoundError
 from ..messages import MastraDBMessage
 from ..timestamps import canonical_timestamp, next_after
 from .arguments import non_blank, validate_resource_id
@@ -54,16 +55,9 @@ class ThreadOperations(MessageWrites):
             raise missing
 
         async def work(tx: Any) -> Thread:
-            current = await self._load_thread(tx, thread_id, lock=True)
-            if current is None:
-                raise missing
-            if expected is not None and current.resource_id != expected:
-                raise self._not_owned(
-                    operation,
-                    f"thread {thread_id} does not belong to resource {expected!r}; move only threads of "
-                    "the resource you name",
-                    thread_id=thread_id,
-                )
+            current = await self._owned_thread(
+                tx, operation, thread_id, expected, missing, "; move only threads of the resource you name"
+            )
             if current.resource_id == target:
                 return current
             messages = await self._thread_messages(tx, thread_id)
@@ -101,15 +95,7 @@ class ThreadOperations(MessageWrites):
             raise missing
 
         async def work(tx: Any) -> Thread:
-            current = await self._load_thread(tx, thread_id, lock=True)
-            if current is None:
-                raise missing
-            if expected is not None and current.resource_id != expected:
-                raise self._not_owned(
-                    operation,
-                    f"thread {thread_id} does not belong to resource {expected!r}",
-                    thread_id=thread_id,
-                )
+            current = await self._owned_thread(tx, operation, thread_id, expected, missing)
             if is_archived(current) == archived:
                 return current
             updated_at = next_after(current.updated_at)
@@ -123,6 +109,28 @@ class ThreadOperations(MessageWrites):
             return thread
 
         return await self._transaction(operation, work, write=True)
+
+    async def _owned_thread(
+        self,
+        tx: Any,
+        operation: str,
+        thread_id: str,
+        expected: str | None,
+        missing: ThreadNotFoundError,
+        hint: str = "",
+    ) -> Thread:
+        """The thread, read under lock for this unit of work; ``missing`` when it does not exist, and a
+        ThreadOwnershipError when ``expected`` names another resource than its own."""
+        current = await self._load_thread(tx, thread_id, lock=True)
+        if current is None:
+            raise missing
+        if expected is not None and current.resource_id != expected:
+            raise self._not_owned(
+                operation,
+                f"thread {thread_id} does not belong to resource {expected!r}{hint}",
+                thread_id=thread_id,
+            )
+        return current
 
     async def _thread_messages(self, tx: Any, thread_id: str) -> list[MastraDBMessage]:
         """Every message of the thread, ascending by ``(created_at, id)``."""

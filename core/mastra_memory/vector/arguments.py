@@ -465,6 +465,22 @@ class VectorArguments:
         self, operation: str, query_vector: Any, top_k: Any
     ) -> npt.NDArray[np.float64] | None:
         """The checked ``query`` vector (None for a metadata-only query); ``top_k`` is checked too."""
+        self.check_top_k(top_k, operation)
+        if query_vector is not None:
+            return self._vector(operation, query_vector, "query_vector", "INVALID_VECTOR")
+        if not self.capabilities.metadata_only_query:
+            raise self._error(
+                CapabilityError,
+                operation,
+                "MISSING_VECTOR",
+                f"query_vector is required: {self.store_name} has no metadata-only query",
+            )
+        return None
+
+    def check_top_k(self, top_k: Any, operation: str = "QUERY") -> int:
+        """``top_k`` if this store can answer a query for that many results, else the typed ValidationError
+        ``query`` raises (docs/spec.md §3.3). Callers that do I/O before querying (embedding the query
+        text) check it first."""
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise self._error(
                 ValidationError,
@@ -482,16 +498,7 @@ class VectorArguments:
                 f"top_k {_short(top_k)} exceeds the limit of {limit} on {self.store_name}; ask for fewer "
                 "results (narrow the query with a filter to see others)",
             )
-        if query_vector is not None:
-            return self._vector(operation, query_vector, "query_vector", "INVALID_VECTOR")
-        if not self.capabilities.metadata_only_query:
-            raise self._error(
-                CapabilityError,
-                operation,
-                "MISSING_VECTOR",
-                f"query_vector is required: {self.store_name} has no metadata-only query",
-            )
-        return None
+        return int(top_k)
 
     def _update_arguments(
         self, operation: str, id: Any, filter: Any, update: Any
