@@ -11,7 +11,8 @@ one process (by its PID) and removes the directory. Installations are tried in t
    (e.g. ``apt-get install postgresql-15-pgvector``, or built from Debian's source package).
 
 PostgreSQL refuses to run as root: as root the server runs as the system user ``mastra-pg`` (created with
-``useradd`` when missing), which owns the temporary directory.
+``useradd`` when missing), which owns the temporary directory. An installation that user cannot reach (the
+bundled one inside a private clone) is first copied below the temporary directory (:func:`_shared_copy`).
 
 Ownership of a server's directory ``<tmp>/mastra-pgvector-XXXX`` is explicit: its owner holds an exclusive
 ``flock`` on ``<tmp>/mastra-pgvector-XXXX.lock`` from before the directory exists until after it is
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -51,6 +53,8 @@ _STOP_TIMEOUT: Final = 15.0
 _PR_SET_PDEATHSIG: Final = 1
 _PREFIX: Final = "mastra-pgvector-"
 _LOCK_SUFFIX: Final = ".lock"
+# Copies of an installation the server user cannot reach (see _shared_copy); not swept with the servers.
+_INSTALL_PREFIX: Final = "mastra-pginstall-"
 # A lock file is created an instant before its directory: one alone this long is a leftover.
 _ORPHAN_LOCK_AGE: Final = 60.0
 # A directory without a lock file (made before directories had locks, or whose owner died while removing
@@ -251,15 +255,54 @@ def _server_user() -> str | None:
 def _readable_by(user: str | None, bindir: Path) -> bool:
     if user is None:
         return True
-    done = subprocess.run(
-        [str(bindir / "postgres"), "--version"],
-        user=user,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-    )
+    try:
+        done = subprocess.run(
+            [str(bindir / "postgres"), "--version"],
+            user=user,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):  # EACCES on a parent directory the user cannot enter
+        return False
     return done.returncode == 0
+
+
+def _shared_copy(install: Installation) -> Installation:
+    """The installation copied once below the temporary directory, where the server user can reach it.
+
+    As root the server runs as :data:`SERVER_USER`, which cannot enter a private directory: a clone made
+    with ``mktemp -d`` (mode 0700) holds the venvs, and so the bundled PostgreSQL. The copy (about 40 MB)
+    keeps the layout the binaries' ``$ORIGIN`` run paths expect: ``<package>/<installation>`` and, as
+    wheels repaired by auditwheel have it, the package's ``<package>.libs`` beside it. It is keyed by the
+    installation's path and the binary's mtime, made under a lock and renamed into place whole, so
+    concurrent starts share one complete copy.
+    """
+    root = install.bindir.parent
+    package = root.parent
+    stamp = hashlib.sha256(
+        f"{root}\0{(install.bindir / 'postgres').stat().st_mtime_ns}".encode()
+    ).hexdigest()[:16]
+    base = Path(tempfile.gettempdir())
+    target = base / f"{_INSTALL_PREFIX}{stamp}"
+    bindir = target / package.name / root.name / install.bindir.name
+    with open(base / f"{_INSTALL_PREFIX}{stamp}{_LOCK_SUFFIX}", "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # held only while copying: seconds
+        if not (bindir / "postgres").is_file():
+            partial = Path(tempfile.mkdtemp(prefix=f"{target.name}.partial-", dir=base))
+            try:
+                shutil.copytree(root, partial / package.name / root.name, symlinks=True)
+                libs = package.parent / f"{package.name}.libs"
+                if libs.is_dir():
+                    shutil.copytree(libs, partial / libs.name, symlinks=True)
+                for directory in (partial, partial / package.name):
+                    directory.chmod(0o755)
+                shutil.rmtree(target, ignore_errors=True)
+                partial.rename(target)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+    return Installation(bindir, f"{install.origin}, copied to {target}")
 
 
 def _accepts_connections(port: int) -> bool:
@@ -280,6 +323,8 @@ def local_server(database: str = "mastra") -> Iterator[str]:
         )
     install = find_installation()
     user = _server_user()
+    if not _readable_by(user, install.bindir):
+        install = _shared_copy(install)
     if not _readable_by(user, install.bindir):
         raise ServerUnavailable(f"{install.bindir} is not executable by the user {user!r}")
     _remove_stale_directories()
