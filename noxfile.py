@@ -1,5 +1,6 @@
-"""Developer and CI sessions. ``nox`` with no arguments runs lint, typecheck, tests and conformance (the CI
-gate).
+"""Developer and CI sessions. ``nox`` with no arguments runs the sessions of ``nox.options.sessions`` (the CI
+gate); none of them changes a tracked file (``.ci/run`` checks), so publishing the conformance matrix is a
+session of its own, ``nox -s matrix``.
 
 Every session builds its environment with ``uv sync --locked`` from ``uv.lock``, so CI installs exactly
 what was tested here. Hypothesis runs the ``ci`` profile when ``CI`` is set (see tests/conftest.py).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -27,6 +29,32 @@ nox.options.sessions = [
     "conformance",
 ]
 nox.options.reuse_existing_virtualenvs = True
+
+
+def _export_uv() -> None:
+    """Tell the sessions, and the tests they run, which uv nox uses: ``UV`` (uv sets it for its own
+    children, and nox reads it). The README installs uv beside nox in ``.venv`` and runs ``.venv/bin/nox``
+    without activating the venv, so that uv is on no PATH; the tests that build fresh venvs with uv look
+    at ``UV`` first (mastra_memory_conformance.missing.need_tool)."""
+    if os.environ.get("UV"):
+        return
+    try:
+        from uv import find_uv_bin  # the uv package installed beside nox, as nox itself looks for it
+
+        found: str | None = find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    if found:
+        os.environ["UV"] = found
+
+
+_export_uv()
+
+
+def _missing(session: nox.Session, reason: str) -> None:
+    """A tool the session needs is missing: skip with the reason, or fail under CI, where everything must
+    run (the rule of mastra_memory_conformance.missing, which the tests follow)."""
+    (session.error if os.environ.get("CI") else session.skip)(reason)
 
 
 def _sync(session: nox.Session, *groups: str, extras: tuple[str, ...] = ()) -> None:
@@ -65,7 +93,9 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The core test suite (filters, stores, plugins, embedders, memory)."""
-    _sync(session, "test", extras=("wordllama",))
+    # The OpenSearch and MongoDB adapters bring the native test servers (in their `testing` subpackages) that
+    # docs/targets.md's example and the kit's missing-tool tests start.
+    _sync(session, "test", extras=("wordllama", "opensearch", "mongodb"))
     # tests/servers builds and starts real servers: the `targets` session runs it; tests/faults kills
     # processes and servers: the `faults` session runs it.
     session.run("pytest", "--ignore=tests/servers", "--ignore=tests/faults", *session.posargs)
@@ -82,13 +112,12 @@ def faults(session: nox.Session) -> None:
 @nox.session
 def targets(session: nox.Session) -> None:
     """The native conformance targets: build (cached in ~/.cache/mastra-memory), start, smoke-test and stop
-    OpenSearch 2.19.1 + k-NN (Java 17 + Maven) and FerretDB v1.24.2 (Go)."""
-    _sync(session, "test")
+    OpenSearch 2.19.1 + k-NN (Java 17 + Maven) and FerretDB v1.24.2 (Go), the test servers of the OpenSearch
+    and MongoDB adapters (``mastra_memory_<adapter>.testing``)."""
+    _sync(session, "test", extras=("opensearch", "mongodb"))
     missing = [tool for tool in ("java", "mvn", "go") if shutil.which(tool) is None]
     if missing:
-        reason = f"{', '.join(missing)} not on PATH: the native targets need Java 17 + Maven and Go"
-        # CI must run them; a developer's machine without the toolchains skips with the reason.
-        (session.error if os.environ.get("CI") else session.skip)(reason)
+        _missing(session, f"{', '.join(missing)} not on PATH: the native targets need Java 17 + Maven and Go")
     session.run(
         "pytest",
         "tests/servers",
@@ -146,21 +175,28 @@ def bench(session: nox.Session, store: str) -> None:
 @nox.session(name="bench-vectors")
 @nox.parametrize("adapter", ["sqlite", "lancedb", "pgvector", "qdrant", "opensearch", "mongodb", "pinecone"])
 def bench_vectors(session: nox.Session, adapter: str) -> None:
-    """Vector-level benchmarks: ingest throughput and filtered top-10 latency, 100,000 x 384 per store.
-
-    The benchmarks from before issue 19's workload, kept as they were: ``sqlite`` runs
-    tests/benchmarks/run.py, an adapter its ``bench.py``."""
-    _sync(session, "test", extras=("wordllama",) if adapter == "sqlite" else (adapter,))
-    script = "tests/benchmarks/run.py" if adapter == "sqlite" else f"adapters/{adapter}/bench.py"
+    """Vector-level benchmark of one store: ingest throughput, then top-10 latency and recall@10 per
+    filter, 100,000 x 384 (pinecone's emulator: 10,000) on the adapter's default conformance target:
+    tests/benchmarks/vectors.py. Arguments after ``--`` go to the script (``--target qdrant-local``,
+    ``--count 20000``)."""
+    _sync(session, "test", extras=() if adapter == "sqlite" else (adapter,))
     session.run(
-        "python", script, *session.posargs, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")}
+        "python",
+        "tests/benchmarks/vectors.py",
+        "--target",
+        adapter,
+        *session.posargs,
+        env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")},
     )
 
 
 # --- conformance ------------------------------------------------------------------------------------
 
 CONFORMANCE_REPORTS = "reports/conformance"
-CONFORMANCE_MATRIX = "docs/conformance-matrix.md"
+#: The matrix of whatever ran on this machine: reports/ is ignored, so a test run changes no tracked file.
+CONFORMANCE_MATRIX = f"{CONFORMANCE_REPORTS}/conformance-matrix.md"
+#: The published matrix (and conformance-details.md beside it): rewritten only by ``nox -s matrix``.
+PUBLISHED_MATRIX = "docs/conformance-matrix.md"
 
 
 def _adapters() -> list[str]:
@@ -214,7 +250,8 @@ def _targets_of(session: nox.Session, adapter: str) -> str:
 def conformance(session: nox.Session, adapter: str) -> None:
     """The conformance kit on every target of one adapter registered on this machine (every adapter
     when run as ``nox -s conformance``). Unavailable targets skip with their reason. Writes
-    reports/conformance/<adapter>/ and rebuilds docs/conformance-matrix.md from every report there."""
+    reports/conformance/<adapter>/ and rebuilds reports/conformance/conformance-matrix.md from every
+    adapter's report there (``nox -s matrix`` publishes it to docs/)."""
     _sync(session, "test", extras=() if adapter == "sqlite" else (adapter,))
     targets = _targets_of(session, adapter)
     if not targets:
@@ -222,14 +259,43 @@ def conformance(session: nox.Session, adapter: str) -> None:
     try:
         _run_kit(session, targets, f"{CONFORMANCE_REPORTS}/{adapter}")
     finally:
-        session.run(
-            "python",
-            "-m",
-            "mastra_memory_conformance.report",
-            CONFORMANCE_REPORTS,
-            "--output",
-            CONFORMANCE_MATRIX,
-        )
+        if reports := _adapter_reports():  # none when the kit stopped before writing one
+            session.run(
+                "python", "-m", "mastra_memory_conformance.report", *reports, "--output", CONFORMANCE_MATRIX
+            )
+
+
+def _adapter_reports() -> list[str]:
+    """reports/conformance/<adapter>/ of every adapter that has one (not a report the kit wrote straight
+    into reports/conformance/ when run by hand from the repository root)."""
+    root = Path(__file__).parent
+    return [
+        f"{CONFORMANCE_REPORTS}/{adapter}"
+        for adapter in _adapters()
+        if (root / CONFORMANCE_REPORTS / adapter / "conformance.json").is_file()
+    ]
+
+
+@nox.session(default=False)
+def matrix(session: nox.Session) -> None:
+    """Publish the support matrix: docs/conformance-matrix.md and docs/conformance-details.md from the
+    reports of ``nox -s conformance`` (reports/conformance/<adapter>/). Not part of ``nox``: a test run
+    changes no tracked file. Refuses, writing nothing, unless every adapter has a report, every target
+    that needs no outside service ran (Go, Java and Maven installed) and no test failed."""
+    _sync(session, "test")
+    reports = _adapter_reports()
+    absent = [a for a in _adapters() if f"{CONFORMANCE_REPORTS}/{a}" not in reports]
+    if absent:
+        session.error(f"no conformance report for {', '.join(absent)}: run `nox -s conformance` first")
+    session.run(
+        "python",
+        "-m",
+        "mastra_memory_conformance.report",
+        *reports,
+        "--output",
+        PUBLISHED_MATRIX,
+        "--publish",
+    )
 
 
 @nox.session
@@ -295,7 +361,25 @@ def packages(session: nox.Session) -> None:
 
 
 @nox.session(name="conformance-deep", default=False)
-def conformance_deep(session: nox.Session) -> None:
-    """Every registered target with the ``deep`` hypothesis profile (2,000 examples per property)."""
-    _sync(session, "test")
-    _run_kit(session, "all", f"{CONFORMANCE_REPORTS}-deep", "--conformance-profile", "deep")
+@nox.parametrize("adapter", _adapters())
+def conformance_deep(session: nox.Session, adapter: str) -> None:
+    """The kit's property tests, 3,000 examples each (profile ``deep``), on one adapter's targets.
+
+    ``-m hypothesis`` selects them (the random filters of the differential domain) on every target of the
+    adapter registered here; hypothesis' statistics show the examples run and the time. The seed is
+    printed, and ``MASTRA_MEMORY_HYPOTHESIS_SEED`` replays a run. Writes
+    reports/conformance-deep/<adapter>/; arguments after ``--`` go to pytest."""
+    _sync(session, "test", extras=() if adapter == "sqlite" else (adapter,))
+    targets = _targets_of(session, adapter)
+    if not targets:
+        session.skip(f"no conformance target is registered for {adapter}; is its adapter installed?")
+    _run_kit(
+        session,
+        targets,
+        f"{CONFORMANCE_REPORTS}-deep/{adapter}",
+        "--conformance-profile",
+        "deep",
+        "-m",
+        "hypothesis",
+        "--hypothesis-show-statistics",
+    )

@@ -22,6 +22,8 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core" / "mastra_memory"
 KIT = "mastra_memory_conformance"
@@ -215,3 +217,84 @@ def test_the_cores_module_level_imports_form_no_cycle() -> None:
     cycles = find_cycles(edges)
     report = "\n".join(f"  cycle {n}:\n    {describe(c, modules)}" for n, c in enumerate(cycles, 1))
     assert not cycles, f"the core's module-level imports form {len(cycles)} cycle(s):\n{report}"
+
+
+# --- every distribution's runtime code, the module sizes, the map -------------------------------------
+
+#: Where runtime code lives: the core, the kit, and each adapter's and integration's ``src`` package.
+DISTRIBUTIONS = [CORE, *sorted(ROOT.glob("conformance/src/mastra_memory_*"))]
+DISTRIBUTIONS += sorted(ROOT.glob("adapters/*/src/mastra_memory_*"))
+DISTRIBUTIONS += sorted(ROOT.glob("integrations/*/src/mastra_memory_*"))
+DISTRIBUTIONS += sorted(ROOT.glob("examples/*/src/mastra_memory_*"))
+#: A module longer than this says why in its docstring, in a sentence that starts with ``LONG_REASON``.
+MAX_LINES = 600
+LONG_REASON = "Why this module is long:"
+
+
+def package_modules(package_dir: Path) -> dict[str, Path]:
+    """Every module of the package in ``package_dir`` by dotted name (a package by its ``__init__``)."""
+    found: dict[str, Path] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def is_testing(module: str) -> bool:
+    """A module of a ``testing`` subpackage: test furniture (targets, test servers, emulators)."""
+    return "testing" in module.split(".")[1:]
+
+
+@pytest.mark.parametrize("package_dir", DISTRIBUTIONS, ids=lambda p: p.name)
+def test_runtime_code_imports_neither_testing_nor_the_kit(package_dir: Path) -> None:
+    """Runtime modules never import test furniture: no ``testing`` subpackage (their own or another's)
+    and, outside the kit itself, not the kit (docs/architecture.md)."""
+    modules = package_modules(package_dir)
+    if package_dir.name == KIT:
+        return  # the kit is test furniture as a whole; its own rule is that the core never imports it
+    forbidden = []
+    for name, path in modules.items():
+        if is_testing(name):
+            continue
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for imp in imports_of(name, path.read_text("utf-8"), package, modules):
+            if imp.target.split(".")[0] == KIT or is_testing(imp.target):
+                forbidden.append(f"{path.relative_to(ROOT)}:{imp.line}: {name} imports {imp.target}")
+    assert not forbidden, "runtime code imports test furniture:\n" + "\n".join(forbidden)
+
+
+def test_long_modules_say_why() -> None:
+    """No runtime module over 600 lines without the reason in its docstring."""
+    unexplained = []
+    for package_dir in DISTRIBUTIONS:
+        for path in package_modules(package_dir).values():
+            source = path.read_text("utf-8")
+            if source.count("\n") <= MAX_LINES:
+                continue
+            if LONG_REASON not in (ast.get_docstring(ast.parse(source)) or ""):
+                unexplained.append(f"{path.relative_to(ROOT)}: {source.count(chr(10))} lines")
+    assert not unexplained, (
+        f"modules over {MAX_LINES} lines must split, or say '{LONG_REASON} ...' in their docstring:\n"
+        + "\n".join(unexplained)
+    )
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """docs/architecture.md names every runtime module: a table row per folder, its modules in backticks."""
+    page = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    rows: dict[str, str] = {}
+    for line in page.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) >= 2 and cells[0].startswith("`") and cells[0].endswith("/`"):
+            rows[cells[0].strip("`")] = "|".join(cells[1:])
+    missing = []
+    for package_dir in DISTRIBUTIONS:
+        for path in package_modules(package_dir).values():
+            if path.name == "__init__.py":
+                continue
+            folder = path.parent.relative_to(ROOT).as_posix() + "/"
+            if f"`{path.name}`" not in rows.get(folder, ""):
+                missing.append(f"{path.relative_to(ROOT)} (no `{path.name}` in the row for `{folder}`)")
+    assert not missing, "docs/architecture.md does not name:\n" + "\n".join(missing)

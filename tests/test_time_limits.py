@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mastra_memory_conformance.timeouts import DEFAULT_TEST_TIMEOUT
+from mastra_memory_conformance.plugin import PROFILES
+from mastra_memory_conformance.timeouts import DEFAULT_TEST_TIMEOUT, PER_EXAMPLE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,3 +72,32 @@ def test_the_kit_bounds_each_test_when_the_run_sets_no_timeout(pytester: pytest.
         "--target", "sqlite", "--timeout", "30", "--collect-only", "-q", timeout=120
     )
     assert "LIMIT test_uses_a_target[sqlite] None" in own.stdout.str()
+
+
+def test_a_property_test_gets_time_for_each_example_of_the_profile(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeconftest(
+        """
+        def pytest_collection_finish(session):
+            for item in session.items:
+                print("LIMIT", item.name, item.get_closest_marker("timeout").args[0])
+        """
+    )
+    pytester.makepyfile(
+        test_kit="""
+        from hypothesis import given, strategies as st
+
+        def test_fixed(conformance_target):
+            pass
+
+        @given(st.integers())
+        def test_random(conformance_target, n):
+            pass
+        """
+    )
+    deep = pytester.runpytest_subprocess(
+        "--target", "sqlite", "--conformance-profile", "deep", "--collect-only", "-q", timeout=120
+    )
+    examples = PROFILES["deep"]
+    assert f"LIMIT test_fixed[sqlite] {DEFAULT_TEST_TIMEOUT}" in deep.stdout.str()
+    assert f"LIMIT test_random[sqlite] {DEFAULT_TEST_TIMEOUT + PER_EXAMPLE * examples}" in deep.stdout.str()

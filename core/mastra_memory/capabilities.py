@@ -7,7 +7,7 @@ operator support matrix from it. Anything an adapter does not declare must raise
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -40,7 +40,8 @@ class StorageCapabilities(_Manifest):
 
 
 class AdapterCapabilities(_Manifest):
-    """The capability manifest of one adapter."""
+    """The capability manifest of one adapter. A manifest states what differs from these defaults (every
+    metric, flat indexes only, native update and delete by filter, nothing else)."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     version: str = "0"
@@ -85,3 +86,24 @@ class AdapterCapabilities(_Manifest):
     def deviation(self, code: str) -> Deviation | None:
         """The declared deviation with this code, if any."""
         return next((d for d in self.deviations if d.code == code), None)
+
+
+# --- deviations several adapters declare (each with its own reason) ------------------------------------
+
+#: What ``int64-range`` means wherever it is declared with this text.
+INT64_RANGE: Final = (
+    "integers outside the signed 64-bit range are rejected at upsert; a filter integer beyond it that is "
+    "not exactly a float raises UnsupportedFilterError"
+)
+#: What ``no-string-ranges`` means wherever it is declared.
+NO_STRING_RANGES: Final = "$gt/$gte/$lt/$lte with a string or datetime operand raise UnsupportedFilterError"
+
+
+def int64_range(reason: str) -> Deviation:
+    """The ``int64-range`` deviation (:data:`INT64_RANGE`), for the backend's ``reason``."""
+    return Deviation(code="int64-range", description=INT64_RANGE, reason=reason)
+
+
+def no_string_ranges(reason: str) -> Deviation:
+    """The ``no-string-ranges`` deviation (:data:`NO_STRING_RANGES`), for the backend's ``reason``."""
+    return Deviation(code="no-string-ranges", description=NO_STRING_RANGES, reason=reason)

@@ -7,7 +7,10 @@ All errors derive from :class:`MastraMemoryError`. Errors caused by the caller's
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError as PydanticValidationError
 
 Category = Literal["USER", "SYSTEM", "THIRD_PARTY"]
 
@@ -21,6 +24,22 @@ def error_id(kind: str, store: str, operation: str, status: str) -> str:
     """
     parts = [kind, store, operation, status]
     return "MASTRA_" + "_".join(_NON_ID_CHARS.sub("_", p.upper()).strip("_") for p in parts if p)
+
+
+def pydantic_problems(
+    exc: PydanticValidationError, *, root: str | None = None, strip_value_error: bool = False
+) -> list[str]:
+    """Each problem of a pydantic ``ValidationError`` as ``location: message``, for our own error text.
+
+    ``root`` names an empty location (``None``: the message alone); ``strip_value_error`` drops the
+    ``Value error, `` that pydantic puts before a validator's own message.
+    """
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or root
+        text = error["msg"].removeprefix("Value error, ") if strip_value_error else error["msg"]
+        problems.append(f"{where}: {text}" if where else text)
+    return problems
 
 
 class MastraMemoryError(Exception):

@@ -1,21 +1,21 @@
 """Message records (docs/spec.md §4.1): ``MastraDBMessage``, its v2 content and parts, and legacy v1
-normalisation.
+normalisation. Timestamps and their conversions (``epoch_ms``, ``coerce_datetime``) live in
+:mod:`mastra_memory.timestamps` and are importable from here too.
 
 Every model accepts snake_case and camelCase keys and dumps either (``by_alias=True`` for camelCase).
 Optional fields that were never given are left out of dumps, while an explicit ``None`` is kept, so a
 message read back from storage serialises exactly as it was written. Parts and content keep unknown keys
 verbatim, and parts of an unknown ``type`` are kept as :class:`UnknownPart`.
 
-Why one module of this size: the v2 part union, the v1 normalisation into it and the text rules are one
+Why this module is long: the v2 part union, the v1 normalisation into it and the text rules are one
 record's definition (docs/spec.md §4.1, §5.4); they change together.
 """
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
@@ -35,9 +35,12 @@ from pydantic import (
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from .errors import ValidationError
+from .errors import ValidationError, pydantic_problems
 from .metadata_limits import RECORD_METADATA, metadata_problem, shown
-from .timestamps import canonical_timestamp, next_after, parse_timestamp
+from .timestamps import StampClock, canonical_timestamp
+from .timestamps import coerce_datetime as coerce_datetime  # re-exported: importable from here as before
+from .timestamps import epoch_ms as epoch_ms
+from .timestamps import from_epoch_ms as from_epoch_ms
 
 Role = Literal["user", "assistant", "system", "signal"]
 ToolInvocationState = Literal[
@@ -49,9 +52,6 @@ ToolInvocationState = Literal[
     "output-error",
     "output-denied",
 ]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ONE_MS = timedelta(milliseconds=1)
 
 
 class _Record(BaseModel):
@@ -239,64 +239,7 @@ class MessageContentV2(_Record):
     annotations: list[Any] | None = None
 
 
-class _MessageClock:
-    """Hands out strictly increasing "now" stamps, 1 ms apart, across every call in the process.
-
-    Two saves in the same millisecond would otherwise tie on ``created_at`` and order by random uuid.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last: datetime | None = None
-
-    def take(self, count: int) -> list[datetime]:
-        with self._lock:
-            first = next_after(self._last)
-            stamps = [first + _ONE_MS * k for k in range(count)]
-            if stamps:
-                self._last = stamps[-1]
-            return stamps
-
-    def next(self) -> datetime:
-        return self.take(1)[0]
-
-
-_clock = _MessageClock()
-
-
-def epoch_ms(value: datetime) -> int:
-    """Milliseconds since the Unix epoch of an aware datetime (naive ones raise ValidationError)."""
-    return (parse_timestamp(value) - _EPOCH) // _ONE_MS
-
-
-def from_epoch_ms(value: int) -> datetime:
-    """The aware UTC datetime of an epoch-milliseconds value."""
-    return _EPOCH + _ONE_MS * value
-
-
-def coerce_datetime(value: Any, what: str) -> datetime:
-    """An aware UTC millisecond datetime from a datetime, an ISO-8601 string, or epoch milliseconds."""
-    if isinstance(value, bool):
-        raise ValidationError(f"{what} must be an aware datetime or an ISO-8601 string, got a bool")
-    if isinstance(value, int):
-        try:
-            return from_epoch_ms(value)
-        except OverflowError:  # beyond the years 1-9999 that datetime holds
-            raise ValidationError(
-                f"{what} of {value if abs(value) < 10**30 else 'so many'} epoch milliseconds is outside the "
-                "years 1-9999; pass milliseconds since 1970 (e.g. 1700000000000), an ISO-8601 string or an "
-                "aware datetime"
-            ) from None
-    if isinstance(value, datetime | str):
-        try:
-            return parse_timestamp(value, what)
-        except OverflowError:  # e.g. 9999-12-31T23:00-05:00 is in the year 10000 in UTC
-            raise ValidationError(
-                f"{what} {value!s} is outside the years 1-9999 once converted to UTC"
-            ) from None
-    raise ValidationError(
-        f"{what} must be an aware datetime or an ISO-8601 string, got {type(value).__name__}"
-    )
+_clock = StampClock()
 
 
 Timestamp: TypeAlias = Annotated[
@@ -414,12 +357,7 @@ def _tool_result_part(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _as_validation_error(exc: PydanticValidationError, what: str) -> ValidationError:
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"])
-        text = error["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: {text}" if where else text)
-    return ValidationError(f"invalid {what}: " + "; ".join(problems))
+    return ValidationError(f"invalid {what}: " + "; ".join(pydantic_problems(exc, strip_value_error=True)))
 
 
 MessageInput: TypeAlias = MastraDBMessage | Mapping[str, Any]
@@ -554,8 +492,7 @@ def _attach_result(earlier: list[MastraDBMessage], call_id: Any, result: Any) ->
 
 def message_text(message: MastraDBMessage) -> str:
     """The text of a message (docs/spec.md §5.4): ``content.content`` if non-blank, else the non-empty text
-    parts
-    joined with ``"\\n"``. Used for embedding; the result may be blank.
+    parts joined with ``"\\n"``. Used for embedding; the result may be blank.
     """
     content = message.content
     if isinstance(content.content, str) and content.content.strip():
@@ -565,8 +502,7 @@ def message_text(message: MastraDBMessage) -> str:
 
 def render_text(message: MastraDBMessage) -> str:
     """The text shown for a recalled message (docs/spec.md §6.3 step 2): ``content.content`` if non-empty,
-    else the
-    text parts joined with a single space.
+    else the text parts joined with a single space.
     """
     content = message.content
     if isinstance(content.content, str) and content.content:

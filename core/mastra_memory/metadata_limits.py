@@ -26,7 +26,7 @@ Why these numbers:
   serialisation of a message stops (about 250 levels; Python's JSON encoder and SQLite's JSON functions
   give up near 1,000, and a message nested 10,000 levels raised ``RecursionError``).
 * **1,024 keys / 256 KiB** for a vector record — ``Memory`` writes a thread's metadata (within the memory
-  record limits) into every vector of that thread plus six keys of its own and one chunk of message text
+  record limits) into every vector of that thread plus seven keys of its own and one chunk of message text
   (at most 16,384 characters, up to 96 KiB as JSON), so every thread the storage accepts can be indexed.
   Pinecone (40 KB) and S3 Vectors (2 KB filterable) declare lower limits of their own.
 """

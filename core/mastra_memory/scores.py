@@ -2,10 +2,13 @@
 
 ``cosine`` -> cosine similarity in [-1, 1]; ``dotproduct`` -> inner product; ``euclidean`` ->
 ``1 / (1 + L2 distance)`` in (0, 1]. :func:`exact_scores` computes them by brute force (the exact stores
-and the conformance oracle).
+and the conformance oracle); :func:`best` picks the ``top_k`` in the order of docs/spec.md §3.1.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,3 +36,19 @@ def exact_scores(
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
     return np.clip(out, -1.0, 1.0)
+
+
+def best(scores: npt.NDArray[np.floating], k: int, id_of: Callable[[int], Any]) -> list[int]:
+    """Positions of the ``k`` best ``scores`` by (score descending, id ascending), the order of docs/spec.md
+    §3.1; ``id_of(i)`` is the id at position ``i``.
+
+    Every position scoring at least the k-th best score is a candidate, so records tied at the cut-off all
+    compete on id and the selection equals a full sort's first ``k``; usually about ``k`` ids are read.
+    """
+    n = scores.size
+    if k < n:
+        cutoff = np.partition(scores, n - k)[n - k]
+        candidates = np.flatnonzero(scores >= cutoff)
+    else:
+        candidates = np.arange(n)
+    return sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), id_of(i)))[:k]

@@ -1,11 +1,18 @@
-"""Canonical timestamps: timezone-aware UTC, millisecond precision, ``YYYY-MM-DDTHH:MM:SS.mmmZ``."""
+"""Canonical timestamps: timezone-aware UTC, millisecond precision, ``YYYY-MM-DDTHH:MM:SS.mmmZ``.
+
+Also what converts into them (ISO-8601 text, epoch milliseconds) and :class:`StampClock`, which hands
+out strictly increasing "now" stamps.
+"""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from .errors import ValidationError
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 
 
@@ -53,3 +60,60 @@ def next_after(previous: datetime | None, now: datetime | None = None) -> dateti
     if previous is not None and current <= previous:
         return previous + _ONE_MS
     return current
+
+
+class StampClock:
+    """Hands out strictly increasing "now" stamps, 1 ms apart, across every call in the process.
+
+    Two saves in the same millisecond would otherwise tie on ``created_at`` and order by random uuid.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: datetime | None = None
+
+    def take(self, count: int) -> list[datetime]:
+        with self._lock:
+            first = next_after(self._last)
+            stamps = [first + _ONE_MS * k for k in range(count)]
+            if stamps:
+                self._last = stamps[-1]
+            return stamps
+
+    def next(self) -> datetime:
+        return self.take(1)[0]
+
+
+def epoch_ms(value: datetime) -> int:
+    """Milliseconds since the Unix epoch of an aware datetime (naive ones raise ValidationError)."""
+    return (parse_timestamp(value) - _EPOCH) // _ONE_MS
+
+
+def from_epoch_ms(value: int) -> datetime:
+    """The aware UTC datetime of an epoch-milliseconds value."""
+    return _EPOCH + _ONE_MS * value
+
+
+def coerce_datetime(value: Any, what: str) -> datetime:
+    """An aware UTC millisecond datetime from a datetime, an ISO-8601 string, or epoch milliseconds."""
+    if isinstance(value, bool):
+        raise ValidationError(f"{what} must be an aware datetime or an ISO-8601 string, got a bool")
+    if isinstance(value, int):
+        try:
+            return from_epoch_ms(value)
+        except OverflowError:  # beyond the years 1-9999 that datetime holds
+            raise ValidationError(
+                f"{what} of {value if abs(value) < 10**30 else 'so many'} epoch milliseconds is outside the "
+                "years 1-9999; pass milliseconds since 1970 (e.g. 1700000000000), an ISO-8601 string or an "
+                "aware datetime"
+            ) from None
+    if isinstance(value, datetime | str):
+        try:
+            return parse_timestamp(value, what)
+        except OverflowError:  # e.g. 9999-12-31T23:00-05:00 is in the year 10000 in UTC
+            raise ValidationError(
+                f"{what} {value!s} is outside the years 1-9999 once converted to UTC"
+            ) from None
+    raise ValidationError(
+        f"{what} must be an aware datetime or an ISO-8601 string, got {type(value).__name__}"
+    )

@@ -36,7 +36,7 @@ INDEX = "memory_messages_384"
 THREADS = 50
 BATCH = 1_000
 SAVE = 20
-# The keys MessageIndexer.ensure_index asks for (core/mastra_memory/memory/indexer.py).
+# The keys MessageIndexer.ensure_index asks for (core/mastra_memory/memory/index/indexer.py).
 METADATA_INDEXES = ["thread_id", "resource_id", "message_id"]
 
 TEN_CLAUSES: dict[str, Any] = {

@@ -65,3 +65,15 @@ def test_json_is_shown_as_a_flag(command: str) -> None:
     line = next(line for line in result.stdout.splitlines() if "--json" in line)
     assert "<bool>" not in line  # the help no longer suggests "--json true"
     assert "a flag" in line
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["demo"], ["ingest"], ["recall"], ["threads"], ["reindex"], ["plugins"]]
+)
+def test_help_shows_no_value_type_for_any_flag(command: list[str]) -> None:
+    """Issue 23 item 7: every help page showed ``--help -h <bool>``, as if the flag took a value."""
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.stdout
+    help_line = next(line for line in result.stdout.splitlines() if "--help" in line)
+    assert help_line.strip("│ ").split()[:3] == ["--help", "-h", "Show"]  # no type between

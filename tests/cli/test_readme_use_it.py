@@ -44,3 +44,35 @@ def test_the_example_prints_the_recalled_text_and_where_it_stores_and_reruns_cle
     assert sorted(state["messages"]) == ["trip-1", "trip-2"]  # rerun: no duplicates
     prose = README.read_text(encoding="utf-8").split("## Use it\n", 1)[1].split("## ", 1)[0]
     assert "`0.58 [trip] Book the Hoshinoya in Kyoto,\ncheck-in April 3.`" in prose  # the README says so
+
+
+def command_line_block() -> str:
+    """The README's command-line example: the first ``bash`` block of "Use it"."""
+    section = README.read_text(encoding="utf-8").split("## Use it\n", 1)[1].split("\n## ", 1)[0]
+    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_command_line_example_answers_its_question(tmp_path: Path) -> None:
+    """Issue 23 item 7: the README's ``recall`` asked a question the default embedder could not answer
+    (every hit weak, the best one wrong). The block runs exactly as written; its best hit is the answer."""
+    pytest.importorskip("wordllama")
+    block = command_line_block()
+    assert block.index("mastra-memory ingest") < block.index("mastra-memory recall")  # data first
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",  # the venv's script
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "120",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    best = next(i for i, line in enumerate(lines) if line.strip().startswith("hit #1 "))
+    assert "weak" not in lines[best], lines[best]  # a score the default embedder reaches for an answer
+    assert " 0.583 " in lines[best]
+    assert lines[best + 1].strip() == "Book the Hoshinoya in Kyoto, check-in April 3."
+    prose = README.read_text(encoding="utf-8").split(block + "```\n\n", 1)[1].split("\n\n", 1)[0]
+    assert "Its best hit is the check-in message, at 0.583." in prose  # the README says what it prints

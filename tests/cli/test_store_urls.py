@@ -73,6 +73,11 @@ def test_every_command_works_on_stores_given_by_url(
     reindexed = invoke("reindex", *where, "--embedder", "hash/32", "--thread", "puppy")
     assert reindexed.exit_code == 0, reindexed.output
     assert vector_counts(vector or storage)["memory_messages_32"] == 12
+    # A reindex with another embedder leaves hash/64's index whole (docs/spec.md §5.6, issue 23 item 7).
+    assert vector_counts(vector or storage)["memory_messages_64"] == len(read_sample().messages)
+    again = invoke("recall", *where, "--embedder", "hash/64", "--thread", "puppy", "--json", EXACT)
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["hits"][0]["message_id"] == "puppy-05"
 
 
 def test_the_demo_runs_on_stores_given_by_url_without_piling_up(
@@ -123,6 +128,17 @@ def test_an_unknown_store_is_one_line_naming_the_extra(invoke: Invoke, tmp_path:
     error = result.stderr.strip()
     assert error.startswith("error: no storage named 'nosuch'")
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql"])
+def test_a_postgresql_url_points_at_pgvector(invoke: Invoke, tmp_path: Path, scheme: str) -> None:
+    """Issue 23 item 7: the error said only "no storage named 'postgres'"."""
+    result = invoke("threads", "--storage", f"{scheme}://me:secret@db.example/memory")
+    assert result.exit_code == 1
+    error = " ".join(result.stderr.split())
+    assert "give it the scheme pgvector://" in error
+    assert 'pip install "mastra-memory[pgvector]"' in error
+    assert "secret" not in result.output
 
 
 def test_a_missing_sqlite_url_file_is_not_created(invoke: Invoke, tmp_path: Path) -> None:

@@ -174,3 +174,34 @@ def test_threads_text_layout_fits_80_columns(invoke: Invoke, db: Path) -> None:
     assert kyoto.startswith("    resource alex · 3 message(s) · 2025-02-03 19:12 to ")  # updated: at ingest
     assert max(len(line) for line in lines if not line.startswith("Threads in")) <= 80
     assert "┃" not in result.stdout
+
+
+def test_reindex_with_another_embedder_keeps_the_default_embedders_index(
+    invoke: Invoke, tmp_path: Path, write_jsonl: WriteJsonl, vector_counts: VectorCounts
+) -> None:
+    """Issue 23 item 7: ingest (default embedder), then reindex with hash/64, emptied memory_messages_256
+    and a plain recall failed. A reindex changes no text: the other index stays (docs/spec.md §5.6)."""
+    chats = write_jsonl(
+        tmp_path / "chats.jsonl",
+        [
+            {**message("trip", "alex", "Book the Hoshinoya in Kyoto, check-in April 3.", "now"), "id": "c1"},
+            {**message("pets", "alex", "We named the puppy Miso.", "now"), "id": "c2"},
+        ],
+    )
+    db = tmp_path / "m.db"
+    assert invoke("ingest", chats, "--db", db).exit_code == 0
+    assert vector_counts(db) == {"memory_messages_256": 2}
+    result = invoke("reindex", "--embedder", "hash/64", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert vector_counts(db) == {"memory_messages_256": 2, "memory_messages_64": 2}
+    recalled = invoke("recall", "--db", db, "--thread", "new", "--resource", "alex", "--json", "puppy name")
+    assert recalled.exit_code == 0, recalled.output
+    assert json.loads(recalled.stdout)["hits"][0]["message_id"] == "c2"
+
+    # Re-ingesting c1 with new text is an update: its stale default-embedder vector goes as well.
+    edited = write_jsonl(
+        tmp_path / "edit.jsonl",
+        [{**message("trip", "alex", "Check-in moved to April 4.", "now"), "id": "c1"}],
+    )
+    assert invoke("ingest", edited, "--db", db, "--embedder", "hash/64").exit_code == 0
+    assert vector_counts(db) == {"memory_messages_256": 1, "memory_messages_64": 2}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mastra_memory_conformance.docker import SERVICES, compose_file, docker_target, docker_unavailable_reason
+from mastra_memory_conformance.missing import REQUIRE_ENV
 from mastra_memory_conformance.registry import available_targets, list_target_plugins, registered_targets
 from mastra_memory_conformance.sqlite_targets import sqlite_target
 from mastra_memory_conformance.targets import (
@@ -41,6 +42,28 @@ def register_conformance_targets(register):
     register(
         ConformanceTarget(name="sqlite-nowhere", adapter="sqlite", kind="native", provision=_cannot_start)
     )
+"""
+
+#: The unavailable native target and a url target whose variable is unset, in one plugin.
+NATIVE_AND_URL_PLUGIN = """
+from contextlib import contextmanager
+
+from mastra_memory_conformance.hookspecs import hookimpl
+from mastra_memory_conformance.targets import ConformanceTarget, TargetUnavailable, url_target
+
+
+@contextmanager
+def _cannot_start(tmp):
+    raise TargetUnavailable("the test engine is not installed on this machine")
+    yield
+
+
+@hookimpl
+def register_conformance_targets(register):
+    register(
+        ConformanceTarget(name="sqlite-nowhere", adapter="sqlite", kind="native", provision=_cannot_start)
+    )
+    register(url_target("sqlite", "SQLITE_TEST_URL", name="sqlite-url"))
 """
 
 KIT_TESTS = """
@@ -163,7 +186,11 @@ def test_without_a_target_kit_tests_skip_with_the_reason(kit_pytester: pytest.Py
     assert not (kit_pytester.path / "reports").exists()
 
 
-def test_an_unavailable_target_skips_with_its_reason_printed(kit_pytester: pytest.Pytester) -> None:
+def test_an_unavailable_target_skips_with_its_reason_printed(
+    kit_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
     kit_pytester.makepyfile(extra_plugin=UNAVAILABLE_PLUGIN, test_kit=KIT_TESTS)
     kit_pytester.makeconftest(REGISTER_CONFTEST)
     result = kit_pytester.runpytest("-p", "no:socket", "-rs", "--target", "sqlite-nowhere,sqlite")
@@ -176,6 +203,28 @@ def test_an_unavailable_target_skips_with_its_reason_printed(kit_pytester: pytes
             "target sqlite-nowhere (native): unavailable: the test engine is not installed on this machine",
             "target sqlite (embedded): provisioned",
         ]
+    )
+
+
+def test_under_ci_a_native_target_that_cannot_start_fails_and_a_url_target_still_skips(
+    kit_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A native target needs only this machine: under CI its missing toolchain fails the run (a CI without
+    Go once passed with the FerretDB column missing). A url target needs an outside service: it skips."""
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.delenv("SQLITE_TEST_URL", raising=False)
+    kit_pytester.makepyfile(extra_plugin=NATIVE_AND_URL_PLUGIN, test_kit=KIT_TESTS)
+    kit_pytester.makeconftest(REGISTER_CONFTEST)
+    result = kit_pytester.runpytest("-p", "no:socket", "-rsE", "--target", "sqlite-nowhere,sqlite-url")
+    result.assert_outcomes(passed=1, errors=2, skipped=2)
+    result.stdout.fnmatch_lines(
+        [
+            "ERROR test_kit.py::test_uses_a_store[[]sqlite-nowhere[]] - Failed: target sqlite-nowhere "
+            "unavailable: the test engine is not installed on this machine (required here: CI *",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] test_kit.py:*: target sqlite-url unavailable: SQLITE_TEST_URL is not set*"]
     )
 
 

@@ -6,15 +6,21 @@ its page ``docs/adapters/<name>.md`` are run by that adapter's own tests
 (``adapters/<name>/tests/test_readme.py``), where its extra is installed and its backend can be started;
 the page of the embedded SQLite store, which ships with the core, runs here.
 Pages whose examples need something this suite does not start are listed in ``NOT_RUN`` with the reason.
+A page whose examples start a server this machine cannot build (docs/targets.md: Java and Maven, Go) is
+skipped with the provisioner's reason, and fails under CI (:mod:`mastra_memory_conformance.missing`).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from mastra_memory_conformance.doc_examples import python_blocks, run_python_examples
+from mastra_memory_conformance.missing import REQUIRE_ENV, needs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +48,28 @@ def _pages() -> list[Path]:
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_pages_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples that write ./memory.db write it here
-    assert run_python_examples(page) >= 1
+    with needs(f"a server the examples of {page.relative_to(ROOT)} start"):
+        assert run_python_examples(page) >= 1
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("", "1 skipped"), ("true", "1 failed")])
+def test_a_page_whose_servers_cannot_be_built_here_skips_outside_ci(
+    tmp_path: Path, ci: str, outcome: str
+) -> None:
+    """docs/targets.md starts OpenSearch (Java, Maven) and FerretDB (Go). On a machine without them -- no
+    tool on PATH, nothing built in the cache -- its test skips with the reason, and fails under CI."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {**os.environ, "PATH": str(empty), "MASTRA_MEMORY_CACHE_DIR": str(tmp_path / "cache"), "CI": ci}
+    for name in ("JAVA_HOME", REQUIRE_ENV):
+        env.pop(name, None)
+    test = f"{Path(__file__).relative_to(ROOT)}::test_the_pages_python_examples_run[docs/targets.md]"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", test, "-p", "no:cacheprovider", "-q", "-rsf"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert outcome in done.stdout, done.stdout + done.stderr
+    assert "`java` is not on PATH; it is needed to run OpenSearch" in done.stdout
 
 
 def test_every_page_left_out_still_has_python_blocks() -> None:

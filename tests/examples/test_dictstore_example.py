@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from mastra_memory_conformance.missing import need_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mastra-memory-dictstore"
@@ -45,9 +46,7 @@ def clean_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH; it builds the fresh virtual environment")
+    uv = need_tool("uv", "build the fresh virtual environment", env_var="UV")
     location = tmp_path_factory.mktemp("dictstore") / "venv"
     created = run(uv, "venv", "--quiet", "--python", sys.executable, location)
     assert created.returncode == 0, created.stderr

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from mastra_memory.embedders import get_embedding_cache
+from mastra_memory_conformance.missing import started
 
 if TYPE_CHECKING:
     from .pg_server import FaultServer
@@ -33,16 +34,15 @@ def pg_server(tmp_path: Path) -> Iterator[FaultServer]:
 
     The restarted postmaster, if any, is stopped by its PID before ``local_server`` removes the directory.
     """
-    from mastra_memory_pgvector.server import ServerUnavailable, local_server
+    from mastra_memory_pgvector.testing.server import ServerUnavailable, local_server
 
     from .pg_server import FaultServer
 
-    try:
-        with local_server() as url:
-            server = FaultServer(url, tmp_path / "restarted-postgres.log")
-            try:
-                yield server
-            finally:
-                server.stop()
-    except ServerUnavailable as exc:
-        pytest.fail(f"no PostgreSQL + pgvector for the fault tests: {exc}")
+    with started(
+        local_server(), "PostgreSQL + pgvector (the fault tests' server)", (ServerUnavailable,)
+    ) as url:
+        server = FaultServer(url, tmp_path / "restarted-postgres.log")
+        try:
+            yield server
+        finally:
+            server.stop()

@@ -1,5 +1,6 @@
-"""SIGKILL and restart of the private PostgreSQL that :func:`mastra_memory_pgvector.server.local_server`
-started for a test, on the same data directory, binaries, port and options.
+"""SIGKILL and restart of the private PostgreSQL that
+:func:`mastra_memory_pgvector.testing.server.local_server` started for a test, on the same data directory,
+binaries, port and options.
 
 ``local_server`` has no restart, so this module restarts the cluster itself: PostgreSQL records the exact
 command line of its postmaster in ``<data>/postmaster.opts`` and its PID in ``<data>/postmaster.pid``.

@@ -135,8 +135,9 @@ async def test_without_semantic_recall_nothing_is_checked_for_the_vector_side() 
 
 
 async def test_a_thread_whose_metadata_cannot_be_indexed_refuses_the_save(memory: Memory) -> None:
-    """Thread metadata is spread into every vector (§5.4): a NUL in it is refused at save, naming it."""
-    await memory.create_thread("r", "t2", metadata={"label": "bad\x00label"})
+    """Thread metadata is spread into every vector (§5.4): a NUL in it is refused at save, naming it. (The
+    thread is written straight into storage, as one stored before Memory refused such metadata.)"""
+    await memory.storage.save_thread({"id": "t2", "resource_id": "r", "metadata": {"label": "bad\x00label"}})
     with pytest.raises(ValidationError, match=r"its thread's metadata at 'label' contains U\+0000"):
         await memory.save_messages([_msg("m-t2", "hello there", 1, thread_id="t2")])
     assert (await memory.storage.list_messages("t2", per_page=False)).messages == []
@@ -197,8 +198,9 @@ async def test_reindex_restores_every_thread_and_reports_the_bad_messages(memory
 
 async def test_reindex_skips_a_message_whose_thread_metadata_the_store_refuses(memory: Memory) -> None:
     """SQLite declares ``int64-range``: thread metadata with a wider integer, spread into every vector of
-    the thread, makes its messages unindexable; reindex reports them and the other threads still index."""
-    await memory.create_thread("r", "t3", metadata={"big": 2**70})
+    the thread, makes its messages unindexable; reindex reports them and the other threads still index.
+    (The thread is written straight into storage: Memory refuses such metadata when it writes a thread.)"""
+    await memory.storage.save_thread({"id": "t3", "resource_id": "r", "metadata": {"big": 2**70}})
     await memory.storage.save_messages([_msg("w1", "wide integers everywhere", 40, thread_id="t3")])
     result = await memory.reindex()
     assert (int(result), result.skipped_ids) == (3, ["w1"])

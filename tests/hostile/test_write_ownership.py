@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from mastra_memory.errors import ThreadOwnershipError
+from mastra_memory import sync
+from mastra_memory.errors import ThreadOwnershipError, ValidationError
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
@@ -109,6 +110,12 @@ ATTACKS: dict[str, Attack] = {
     "edit her message naming bob": lambda m: m.storage.update_messages(
         [{"id": "a1", "content": "overwritten by bob"}], resource_id="bob"
     ),
+    "edit her message through Memory naming bob": lambda m: m.update_messages(
+        [{"id": "a1", "content": "overwritten by bob"}], resource_id="bob"
+    ),
+    "edit his message, then hers, through Memory naming bob": lambda m: m.update_messages(
+        [{"id": "b1", "content": "edited"}, {"id": "a2", "content": "overwritten by bob"}], resource_id="bob"
+    ),
     "create a thread over hers": lambda m: m.create_thread("bob", "her-thread", title="bob's now"),
     "save a thread over hers": lambda m: m.save_thread({"id": "her-thread", "resource_id": "bob"}),
     "clone her thread into his resource": lambda m: m.storage.clone_thread(
@@ -142,3 +149,35 @@ async def test_her_own_writes_still_work(memory: Memory) -> None:
     mine = await memory.recall("her-thread-2", resource_id="alice", per_page=False)
     assert [m.id for m in mine.messages] == ["a1", "a2"]
     assert not any(secret in text for text in await _bob_sees(memory) for secret in SECRETS)
+
+
+async def test_memory_update_messages_checks_the_named_resource(memory: Memory) -> None:
+    """Issue 23 item 8: ``Memory.update_messages`` takes ``resource_id=`` like the storage does (docs/spec.md
+    §4.5); the owner's update goes through and is re-indexed, an empty resource is refused before any I/O,
+    and the blocking facade passes it on."""
+    [mine] = await memory.update_messages([{"id": "b1", "content": "bob, edited"}], resource_id="bob")
+    assert mine.content.content == "bob, edited"
+    result = await memory.recall("his-thread", resource_id="bob", vector_search_string="bob, edited")
+    assert [(h.message_id, round(h.score, 3)) for h in result.hits][:1] == [("b1", 1.0)]
+    before = await _alice(memory)
+    with pytest.raises(ValidationError, match="resource_id must be a non-empty string"):
+        await memory.update_messages([{"id": "a1", "content": "x"}], resource_id="")
+    assert await _alice(memory) == before
+
+
+def test_the_blocking_facade_passes_the_resource_on() -> None:
+    memory = sync.wrap(
+        Memory(
+            storage=SQLiteStorage(":memory:"),
+            vector=SQLiteVector(":memory:"),
+            embedder="hash/64",
+            options={"semanticRecall": True},
+        )
+    )
+    memory.create_thread("alice", "her-thread")
+    memory.save_messages([_msg("a1", "her-thread", SECRETS[0], 1)])
+    with pytest.raises(ThreadOwnershipError):
+        memory.update_messages([{"id": "a1", "content": "overwritten by bob"}], resource_id="bob")
+    [kept] = memory.recall("her-thread", resource_id="alice").messages
+    assert kept.content.content == SECRETS[0]
+    memory.close()

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mastra_memory.memory.chunking import DEFAULT_CHUNK_SIZE, chunk_text
-from mastra_memory.memory.indexer import default_index_name, vector_ids
+from mastra_memory.memory.index.chunking import DEFAULT_CHUNK_SIZE, chunk_text
+from mastra_memory.memory.index.indexer import default_index_name, vector_ids
 
 
 def test_default_chunk_size() -> None:

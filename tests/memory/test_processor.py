@@ -15,7 +15,7 @@ from mastra_memory.errors import ConfigError, EmbeddingError, FilterError, Resou
 from mastra_memory.memory import Memory
 from mastra_memory.memory.config import MessageRange
 from mastra_memory.memory.message_list import MessageList
-from mastra_memory.memory.processor import SemanticRecall
+from mastra_memory.memory.processors.semantic_recall import SemanticRecall
 from mastra_memory.messages import MastraDBMessage
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
@@ -470,6 +470,7 @@ async def test_output_indexes_new_messages_with_the_memory_ids(
         "role": "assistant",
         "content": "the answer",
         "created_at": "2024-01-01T00:00:06.000Z",
+        "chunk_index": 0,
     }
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from mastra_memory.filters import And, Comparison, Node, parse
 from mastra_memory.memory import Memory, MemoryConfig, SemanticRecallConfig, merge_config
-from mastra_memory.memory.chunking import DEFAULT_CHUNK_SIZE
-from mastra_memory.memory.search import recall_filter
+from mastra_memory.memory.index.chunking import DEFAULT_CHUNK_SIZE
+from mastra_memory.memory.recall.search import recall_filter
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory.stores.sqlite.translate import SqlFragment, SQLiteFilterTranslator

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mastra_memory.memory.formatting import (
+from mastra_memory.memory.recall.formatting import (
     CLOSE,
     DAY_PREFIX,
     FROM_PREVIOUS,

@@ -16,7 +16,7 @@ import pytest
 from mastra_memory.errors import ConfigError
 from mastra_memory.memory import Memory
 from mastra_memory.memory.message_list import MessageList
-from mastra_memory.memory.processor import SemanticRecall
+from mastra_memory.memory.processors.semantic_recall import SemanticRecall
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 

@@ -8,9 +8,9 @@ import pytest
 
 from mastra_memory.errors import ResourceScopeError, ThreadOwnershipError
 from mastra_memory.memory import Memory
-from mastra_memory.memory.formatting import format_cross_thread_messages
 from mastra_memory.memory.message_list import MessageList
-from mastra_memory.memory.processor import SemanticRecall
+from mastra_memory.memory.processors.semantic_recall import SemanticRecall
+from mastra_memory.memory.recall.formatting import format_cross_thread_messages
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
@@ -31,6 +31,7 @@ async def test_every_message_has_exactly_one_vector(scenario: Memory) -> None:
         "role": "user",
         "content": "alpha bananas",
         "created_at": "2024-01-01T00:00:02.000Z",
+        "chunk_index": 0,
     }
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mastra_memory.errors import FilterError, ValidationError
 from mastra_memory.memory import Memory
-from mastra_memory.memory.search import MessageSearchResult
+from mastra_memory.memory.recall.search import MessageSearchResult
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory.vector.records import MAX_TOP_K

@@ -175,6 +175,7 @@ async def test_vector_metadata_spreads_thread_metadata_under_the_fixed_keys(memo
         "resource_id": "r",
         "content": "hello",
         "created_at": "2024-01-01T00:00:07.000Z",
+        "chunk_index": 0,
     }  # the adapter-reserved "_mastra_id" of the thread metadata is not spread
 
 
@@ -370,6 +371,60 @@ async def test_resave_after_an_embedder_switch_leaves_no_copy_in_the_old_index(
     new = Memory(storage=storage, vector=vector, embedder="hash/32", options={"semanticRecall": True})
     await new.save_messages([msg("m", "t", "one, edited", ts(1))])
     assert await vectors_by_message(vector) == {"m": {"memory_messages_32"}}
+
+
+async def test_reindex_with_another_embedder_keeps_the_first_embedders_index(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
+    """Issue 23 item 7: a reindex changes no text, so another embedder's vectors stay right and stay
+    (docs/spec.md §5.6); before, reindexing with hash/32 emptied hash/64's index."""
+    old = Memory(storage=storage, vector=vector, embedder="hash/64", options=SCENARIO_OPTIONS)
+    await seed(old)
+    new = Memory(storage=storage, vector=vector, embedder="hash/32", options=SCENARIO_OPTIONS)
+    assert await new.reindex() == 5
+    both = {"memory_messages_32", "memory_messages_64"}
+    assert await vectors_by_message(vector) == {m: both for m in ("a1", "a2", "a3", "a4", "b1")}
+    assert await new.reindex_thread("A1") == 3  # again: the target index is replaced, the other kept
+    assert await vectors_by_message(vector) == {m: both for m in ("a1", "a2", "a3", "a4", "b1")}
+    for memory in (old, new):
+        result = await memory.recall("A2", resource_id="A", vector_search_string="alpha bananas")
+        assert [h.message_id for h in result.hits] == ["a2"]
+
+
+async def test_an_update_clears_every_embedders_vectors_of_the_message(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
+    """docs/spec.md §5.6: an update of the text leaves every other embedder's vectors of the message stale,
+    so they go; the updating memory writes new ones in its own index only."""
+    old = Memory(storage=storage, vector=vector, embedder="hash/64", options=SCENARIO_OPTIONS)
+    await seed(old)
+    new = Memory(storage=storage, vector=vector, embedder="hash/32", options=SCENARIO_OPTIONS)
+    await new.reindex()
+    await new.update_messages([{"id": "a2", "content": "alpha bananas, ripe"}])
+    held = await vectors_by_message(vector)
+    assert held["a2"] == {"memory_messages_32"}
+    assert held["a1"] == {"memory_messages_32", "memory_messages_64"}  # only the updated message
+    [a2] = [r for r in await records(vector, "memory_messages_32") if r.metadata["message_id"] == "a2"]
+    assert a2.metadata["content"] == "alpha bananas, ripe"
+    await new.update_messages([{"id": "a1", "type": "v2"}])  # changes no vector: every index keeps a1
+    assert (await vectors_by_message(vector))["a1"] == {"memory_messages_32", "memory_messages_64"}
+
+
+async def test_a_move_to_another_resource_clears_every_embedders_vectors(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
+    """A thread moved to another resource: vectors of another embedder would still name the old resource,
+    so they go too (docs/spec.md §5.6); the moving memory re-indexes into its own index."""
+    old = Memory(storage=storage, vector=vector, embedder="hash/64", options=SCENARIO_OPTIONS)
+    await seed(old)
+    new = Memory(storage=storage, vector=vector, embedder="hash/32", options=SCENARIO_OPTIONS)
+    await new.reindex()
+    await new.update_thread_resource_id("A1", "B", expected_resource_id="A")
+    held = await vectors_by_message(vector)
+    assert {m: held[m] for m in ("a1", "a2", "a3")} == {m: {"memory_messages_32"} for m in ("a1", "a2", "a3")}
+    assert held["a4"] == {"memory_messages_32", "memory_messages_64"}
+    moved = await records(vector, "memory_messages_32")
+    assert {r.metadata["resource_id"] for r in moved if r.metadata["thread_id"] == "A1"} == {"B"}
 
 
 async def test_delete_with_a_custom_index_name_cleans_only_that_index(

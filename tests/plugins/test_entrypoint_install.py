@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from mastra_memory_conformance.missing import need_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mastra-memory-dummyplugin"
@@ -43,9 +44,7 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Comp
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH; it builds the fresh virtual environment")
+    uv = need_tool("uv", "build the fresh virtual environment", env_var="UV")
     location = tmp_path_factory.mktemp("fresh") / "venv"
     created = run(uv, "venv", "--quiet", "--python", sys.executable, location)
     assert created.returncode == 0, created.stderr

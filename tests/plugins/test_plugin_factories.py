@@ -112,6 +112,18 @@ def test_unknown_url_scheme_names_the_scheme() -> None:
         create_storage("postgresql://localhost/db")
 
 
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql", "postgresql+psycopg"])
+@pytest.mark.parametrize("create", [create_storage, create_vector], ids=["storage", "vector"])
+def test_a_postgresql_url_points_at_pgvector_and_its_extra(scheme: str, create: Any) -> None:
+    """Issue 23 item 7: ``postgres://`` said only "no storage named 'postgres'"."""
+    with pytest.raises(PluginError) as info:
+        create(f"{scheme}://user:secret@localhost:5432/db")
+    message = str(info.value)
+    assert "served by the pgvector plugin: give it the scheme pgvector://" in message
+    assert 'pip install "mastra-memory[pgvector]"' in message
+    assert "secret" not in message
+
+
 def test_unknown_name_of_no_known_adapter_hints_a_plugin_distribution() -> None:
     with pytest.raises(PluginError, match="install the plugin distribution that provides it"):
         create_vector("chromadb")

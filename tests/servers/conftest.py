@@ -2,30 +2,25 @@
 
 A server whose toolchain is missing (Java and Maven for OpenSearch, Go for FerretDB), or that cannot be
 built or started, skips its tests with the provisioner's reason -- unless ``MASTRA_MEMORY_REQUIRE_SERVERS=1``
-or ``CI`` is set, where it fails them: on this project's machines and in CI the servers must run.
+or ``CI`` is set, where it fails them: on this project's machines and in CI the servers must run
+(:mod:`mastra_memory_conformance.missing`, the rule every test of the project follows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+from mastra_memory_mongodb.testing.ferretdb import ferretdb_server
+from mastra_memory_opensearch.testing.server import opensearch_server
 
-from mastra_memory_conformance.servers import ferretdb_server, opensearch_server
-from mastra_memory_conformance.targets import TargetUnavailable
-
-from .support import unavailable
+from mastra_memory_conformance.missing import started
 
 
 def _serve(start: Callable[[Path], AbstractContextManager[str]], tmp: Path, what: str) -> Iterator[str]:
-    stack = ExitStack()
-    try:
-        url = stack.enter_context(start(tmp))
-    except TargetUnavailable as exc:
-        unavailable(f"{what} unavailable: {exc.reason}")
-    with stack:
+    with started(start(tmp), what) as url:
         yield url
 
 

@@ -10,12 +10,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from mastra_memory_opensearch.testing.server import KNN_VERSION, OPENSEARCH_VERSION
 
 from mastra_memory.filters.evaluate import evaluate
 from mastra_memory_conformance.datasets import D9_IDS, products, query_vector
-from mastra_memory_conformance.servers import KNN_VERSION, OPENSEARCH_VERSION
-
-from .support import unavailable
+from mastra_memory_conformance.missing import missing
 
 # The module fixture builds the server on a fresh machine (Maven / Go, minutes): a generous per-test bound.
 pytestmark = pytest.mark.timeout(1200)
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.timeout(1200)
 try:
     from opensearchpy import OpenSearch, helpers
 except ImportError:  # pragma: no cover - depends on the environment
-    unavailable("the client opensearch-py is not installed (pip install opensearch-py)")
+    missing("the client opensearch-py is not installed (pip install opensearch-py)")
 
 DIMENSION = 8
 INDEX = "products"

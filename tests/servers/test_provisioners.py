@@ -4,28 +4,16 @@ yield working settings, and a stopped server is gone."""
 from __future__ import annotations
 
 import socket
-from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
-from typing import TypeVar
 from urllib.request import ProxyHandler, build_opener
 
 import pytest
+from mastra_memory_mongodb.testing.ferretdb import build_ferretdb, ferretdb_server, ferretdb_target, wire_ping
+from mastra_memory_opensearch.testing.server import build_opensearch, launcher_project, opensearch_target
 
-from mastra_memory_conformance.servers import (
-    build_ferretdb,
-    build_opensearch,
-    ferretdb_server,
-    ferretdb_target,
-    opensearch_target,
-)
-from mastra_memory_conformance.servers.ferretdb import wire_ping
-from mastra_memory_conformance.servers.opensearch import launcher_project
-from mastra_memory_conformance.servers.process import free_port
+from mastra_memory_conformance.launcher import free_port
+from mastra_memory_conformance.missing import started
 from mastra_memory_conformance.targets import TargetUnavailable
-
-from .support import unavailable
-
-T = TypeVar("T")
 
 
 @pytest.fixture
@@ -64,20 +52,13 @@ def test_wire_ping_on_a_closed_port_is_false() -> None:
     assert wire_ping("127.0.0.1", free_port(), timeout=2) is False
 
 
-def _enter(stack: ExitStack, manager: AbstractContextManager[T], what: str) -> T:
-    try:
-        return stack.enter_context(manager)
-    except TargetUnavailable as exc:
-        unavailable(f"{what} unavailable: {exc.reason}")
-
-
 def _port(uri: str) -> int:
     return int(uri.rsplit(":", 1)[1].split("/", 1)[0])
 
 
 def test_a_stopped_ferretdb_no_longer_listens(tmp_path: Path) -> None:
-    with ExitStack() as stack:
-        port = _port(_enter(stack, ferretdb_server(tmp_path), "FerretDB"))
+    with started(ferretdb_server(tmp_path), "FerretDB") as uri:
+        port = _port(uri)
         assert wire_ping("127.0.0.1", port)
     assert not wire_ping("127.0.0.1", port, timeout=2)
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), timeout=2):
@@ -92,8 +73,7 @@ def test_the_ferretdb_target_yields_a_working_uri(tmp_path: Path) -> None:
         "native",
         True,
     )
-    with ExitStack() as stack:
-        settings = _enter(stack, target.provision(tmp_path), "FerretDB")
+    with started(target.provision(tmp_path), "FerretDB") as settings:
         uri = settings.vector["uri"]
         assert settings.vector["database"] == "conformance"
         assert settings.storage == {"uri": uri}
@@ -111,8 +91,7 @@ def test_the_opensearch_target_yields_a_working_url(tmp_path: Path) -> None:
         "native",
         False,
     )
-    with ExitStack() as stack:
-        settings = _enter(stack, target.provision(tmp_path), "OpenSearch")
+    with started(target.provision(tmp_path), "OpenSearch") as settings:
         url = settings.vector["url"]
         assert settings.dimension == 8
         with build_opener(ProxyHandler({})).open(f"{url}/_cat/plugins?h=component", timeout=30) as reply:

@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mastra_memory.filters import evaluate, parse
-from mastra_memory.memory.indexer import MessageIndexer
+from mastra_memory.memory.index.indexer import MessageIndexer
 from mastra_memory.stores.sqlite.snapshot import evaluate_filter
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector

@@ -1,8 +1,10 @@
 """A real MongoDB wire-protocol server for the adapter's own tests: FerretDB v1, one per test session.
 
-The server comes from :func:`mastra_memory_conformance.servers.ferretdb_server` (built once from the Go
+The server comes from :func:`mastra_memory_mongodb.testing.ferretdb.ferretdb_server` (built once from the Go
 module proxy); ``MASTRA_MEMORY_TEST_MONGODB_URI`` points the tests at an existing MongoDB instead (then
-with ``dialect="mongodb"``). Each test gets a database of its own.
+with ``dialect="mongodb"``). Each test gets a database of its own. Without Go (and no build in the
+cache) the tests that need the server skip with the reason, and fail under CI
+(:mod:`mastra_memory_conformance.missing`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mastra_memory_conformance.servers import ferretdb_server
-from mastra_memory_conformance.targets import TargetUnavailable
+from mastra_memory_conformance.missing import started
 
 from mastra_memory_mongodb import MongoDBSettings
 from mastra_memory_mongodb.storage import MongoDBStorage
 from mastra_memory_mongodb.store import MongoDBVector
+from mastra_memory_mongodb.testing.ferretdb import ferretdb_server
 
 URI_ENV = "MASTRA_MEMORY_TEST_MONGODB_URI"
 
@@ -31,11 +33,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     if existing:
         yield existing, "mongodb"
         return
-    try:
-        with ferretdb_server(Path(tmp_path_factory.mktemp("ferretdb"))) as uri:
-            yield uri, "ferretdb"
-    except TargetUnavailable as exc:
-        pytest.fail(f"no MongoDB wire-protocol server for the tests: {exc.reason}")
+    ferretdb = ferretdb_server(Path(tmp_path_factory.mktemp("ferretdb")))
+    with started(ferretdb, "FerretDB (the tests' MongoDB server)") as uri:
+        yield uri, "ferretdb"
 
 
 @pytest.fixture

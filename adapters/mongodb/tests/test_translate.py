@@ -155,6 +155,30 @@ def test_ferretdb_exact_filters_have_no_residual() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        # FerretDB decides $ne/$nin per element of a list of documents on the path (§8.2 #49, #50): sent
+        # as NOT($eq)/NOT($in), which it answers exactly. MongoDB gets the operators themselves.
+        ({"reviews.score": {"$ne": 3}}, {"$nor": [{"metadata.reviews.score": {"$eq": 3}}]}),
+        ({"n": {"$ne": None}}, {"$nor": [{"metadata.n": {"$eq": None}}]}),
+        ({"a.b": {"$nin": [3, 4]}}, {"$nor": [{"metadata.a.b": {"$in": [3, 4]}}]}),
+        ({"a": {"$nin": []}}, {"$nor": [{"metadata.a": {"$in": []}}]}),
+        ({"a.b": {"$not": {"$ne": 3}}}, {"$nor": [{"$nor": [{"metadata.a.b": {"$eq": 3}}]}]}),
+        # A path no stored key is on stays the constant $ne has on a missing field.
+        ({"a\x00b": {"$ne": 1}}, TRUE),
+    ],
+)
+def test_ferretdb_sends_negations_as_nor(flt: dict[str, Any], expected: Any) -> None:
+    split = ferret(flt)
+    assert (split.mql, split.residual) == (expected, None)
+
+
+def test_ferretdb_negations_keep_the_operator_in_errors() -> None:
+    with pytest.raises(UnsupportedFilterError, match=r"\$nin"):
+        ferret({"a": {"$nin": [2**64 + 1]}})
+
+
 def test_ferretdb_escapes_keys_and_wraps_inner_lists() -> None:
     metadata = {"": 1, "~a": [[1, [2]], {"": [3]}], "b": {"c": []}}
     stored = to_ferretdb(metadata)

@@ -6,7 +6,7 @@ import pytest
 from mastra_memory.errors import UnsupportedFilterError
 from mastra_memory.filters import parse
 
-from mastra_memory_opensearch.document import encode_double, encode_int, fact, path_code
+from mastra_memory_opensearch.layout import encode_double, encode_int, fact, path_code
 from mastra_memory_opensearch.translate import MATCH_ALL, MATCH_NONE, OpenSearchFilterTranslator
 
 

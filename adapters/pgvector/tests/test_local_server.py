@@ -1,5 +1,5 @@
 """The private test server's directories are owned through a lock, and the sweep of stale ones only
-removes those whose lock nobody holds (see :mod:`mastra_memory_pgvector.server`)."""
+removes those whose lock nobody holds (see :mod:`mastra_memory_pgvector.testing.server`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from mastra_memory_pgvector import server
-from mastra_memory_pgvector.server import _INSTALL_PREFIX, _PREFIX, _remove_stale_directories
+from mastra_memory_pgvector.testing import server
+from mastra_memory_pgvector.testing.server import _INSTALL_PREFIX, _PREFIX, _remove_stale_directories
 
 BOUND = 120.0  # seconds for both children to start and stop their servers (a few seconds each)
 STARTS = 3  # servers each child starts one after the other, so that its sweeps meet the other's initdb
@@ -26,7 +26,7 @@ CHILD = textwrap.dedent(
     """
     import sys
     import psycopg
-    from mastra_memory_pgvector.server import local_server
+    from mastra_memory_pgvector.testing.server import local_server
 
     print("ready", flush=True)
     sys.stdin.readline()  # "go": both children start together

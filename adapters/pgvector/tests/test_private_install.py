@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from mastra_memory_pgvector import server
+from mastra_memory_pgvector.testing import server
 
 
 @pytest.mark.skipif(

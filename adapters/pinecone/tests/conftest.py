@@ -1,14 +1,14 @@
-"""Fixtures: the kit's Pinecone emulator on loopback, and stores pointed at it."""
+"""Fixtures: the adapter's Pinecone emulator on loopback, and stores pointed at it."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from mastra_memory_conformance.emulators.pinecone import PineconeEmulator, running_emulator
 
 from mastra_memory_pinecone.settings import PineconeSettings
 from mastra_memory_pinecone.store import PineconeVector
+from mastra_memory_pinecone.testing.emulator import PineconeEmulator, running_emulator
 
 #: Long enough that a read that forgets to wait sees nothing, short enough to keep tests quick.
 DELAY = 0.2

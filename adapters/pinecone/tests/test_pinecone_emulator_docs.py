@@ -15,10 +15,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from mastra_memory_conformance.emulators.pinecone import PineconeEmulator, check_filter, matches
-from mastra_memory_conformance.emulators.pinecone.filters import FilterRejected
 from pinecone import AsyncIndex, AsyncPinecone
 from pinecone.errors import ApiError, ConflictError, NotFoundError
+
+from mastra_memory_pinecone.testing.emulator import PineconeEmulator, check_filter, matches
+from mastra_memory_pinecone.testing.emulator.filters import FilterRejected
 
 MOVIE = {"genre": ["comedy", "documentary"]}
 DRAMA_2020 = {"genre": "drama", "year": 2020.0}

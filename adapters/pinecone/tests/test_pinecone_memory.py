@@ -9,7 +9,6 @@ import pytest
 from mastra_memory.errors import ResourceScopeError, ThreadOwnershipError
 from mastra_memory.memory import Memory
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
-from mastra_memory_conformance.emulators.pinecone import PineconeEmulator
 from mastra_memory_conformance.scenarios import (
     EMBEDDER,
     QUERY,
@@ -20,6 +19,7 @@ from mastra_memory_conformance.scenarios import (
 )
 
 from mastra_memory_pinecone.store import PineconeVector
+from mastra_memory_pinecone.testing.emulator import PineconeEmulator
 
 from .conftest import settings_for
 

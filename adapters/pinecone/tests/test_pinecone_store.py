@@ -1,4 +1,4 @@
-"""``PineconeVector`` against the kit's Pinecone emulator through the official SDK (loopback HTTP)."""
+"""``PineconeVector`` against the adapter's Pinecone emulator through the official SDK (loopback HTTP)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from mastra_memory import sync
 from mastra_memory.errors import CapabilityError, IndexNotFoundError, ValidationError
 from mastra_memory.plugins import create_vector
-from mastra_memory_conformance.emulators.pinecone import PineconeEmulator, running_emulator
 
 from mastra_memory_pinecone.settings import PineconeSettings
 from mastra_memory_pinecone.store import PineconeVector, native_index_name
+from mastra_memory_pinecone.testing.emulator import PineconeEmulator, running_emulator
 
 from .conftest import settings_for
 

@@ -1,7 +1,7 @@
 """The translator: filter AST in, Pinecone filter out — exact forms, and exactness against the oracle.
 
 The differential tests run the translated filter through the *emulator's* evaluator (written from
-Pinecone's documentation, not from the core's) over records as :mod:`mastra_memory_pinecone.metadata`
+Pinecone's documentation, not from the core's) over records as :mod:`mastra_memory_pinecone.layout`
 stores them, and compare with the reference evaluator over the same records as the spec means them —
 under both readings of ``$ne``/``$nin`` on a missing field, which Pinecone leaves undocumented.
 """
@@ -18,13 +18,13 @@ from mastra_memory.filters import matches as reference_matches
 from mastra_memory.filters import parse
 from mastra_memory.vector import normalise_metadata
 from mastra_memory_conformance.datasets import products, sample_metadata
-from mastra_memory_conformance.emulators.pinecone import check_filter
-from mastra_memory_conformance.emulators.pinecone import matches as pinecone_matches
 from mastra_memory_conformance.suite import as_stored, writable
 from mastra_memory_conformance.suite._generators import Features, filters, metadata
 
 from mastra_memory_pinecone.capabilities import PINECONE_CAPABILITIES
-from mastra_memory_pinecone.metadata import encode
+from mastra_memory_pinecone.layout import encode
+from mastra_memory_pinecone.testing.emulator import check_filter
+from mastra_memory_pinecone.testing.emulator import matches as pinecone_matches
 from mastra_memory_pinecone.translate import PineconeFilter, PineconeFilterTranslator, to_pinecone
 
 CAPS = PINECONE_CAPABILITIES

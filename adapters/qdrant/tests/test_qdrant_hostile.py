@@ -22,7 +22,7 @@ from mastra_memory.metadata_limits import MAX_METADATA_DEPTH
 
 from mastra_memory_qdrant.backend import PointRecord
 from mastra_memory_qdrant.capabilities import QDRANT_CAPABILITIES
-from mastra_memory_qdrant.payload import (
+from mastra_memory_qdrant.layout import (
     MAX_FILTER_DOCUMENT_SIZE,
     build_payload,
     filter_document,

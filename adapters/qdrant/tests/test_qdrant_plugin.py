@@ -1,4 +1,5 @@
-"""The plugin registers the ``qdrant`` vector store; ``targets.py`` registers its conformance targets."""
+"""The plugin registers the ``qdrant`` vector store; ``testing/targets.py`` registers its conformance
+targets."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from mastra_memory_conformance.targets import ConformanceTarget
 from pydantic import BaseModel
 
 from mastra_memory_qdrant import QDRANT_CAPABILITIES, plugin
-from mastra_memory_qdrant import targets as qdrant_targets
 from mastra_memory_qdrant.settings import QdrantSettings
 from mastra_memory_qdrant.store import QdrantVector
+from mastra_memory_qdrant.testing import targets as qdrant_targets
 
 
 async def test_the_vector_store_is_registered(tmp_path: Path) -> None:

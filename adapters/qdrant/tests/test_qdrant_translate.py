@@ -8,10 +8,11 @@ import pytest
 import qdrant_edge as qe
 from mastra_memory.errors import UnsupportedFilterError
 from mastra_memory.filters import parse
+from mastra_memory.filters.numbers import INT64_MAX
 from qdrant_client import models
 
 from mastra_memory_qdrant.edge import render_edge
-from mastra_memory_qdrant.payload import INT64_MAX, encode_key
+from mastra_memory_qdrant.layout import encode_key
 from mastra_memory_qdrant.translate import (
     QdrantFilterTranslator,
     QFilter,

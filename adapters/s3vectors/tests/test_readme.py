@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from mastra_memory_conformance.doc_examples import run_python_examples
-from mastra_memory_conformance.servers.s3mock import S3MockEndpoints
+
+from mastra_memory_s3vectors.testing.s3mock import S3MockEndpoints
 
 ADAPTER = Path(__file__).resolve().parents[1]
 DOCS_PAGE = ADAPTER.parents[1] / "docs" / "adapters" / "s3vectors.md"

@@ -18,11 +18,11 @@ from mastra_memory.errors import (
     UnsupportedFilterError,
     ValidationError,
 )
-from mastra_memory_conformance.servers.s3mock import S3MockEndpoints
 
 from conftest import make_settings
 from mastra_memory_s3vectors import S3VectorsSettings
 from mastra_memory_s3vectors.store import S3VectorsVector
+from mastra_memory_s3vectors.testing.s3mock import S3MockEndpoints
 
 
 class Untouchable:

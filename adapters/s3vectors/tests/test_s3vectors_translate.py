@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from mastra_memory.errors import UnsupportedFilterError
 from mastra_memory.filters import parse
+from mastra_memory.filters.numbers import INT64_MAX
 
-from mastra_memory_s3vectors.document import INT64_MAX
 from mastra_memory_s3vectors.translate import FALSE, TRUE, Native, S3VectorsFilterTranslator, negate, render
 
 

@@ -147,8 +147,19 @@ def products(dataset: Dataset = "D9") -> tuple[Record, ...]:
 # --- §8.2 fixed filter cases ---------------------------------------------------------------------
 
 
+class _FrozenFilter:
+    """A case that keeps its filter frozen and hands out ``filter``, a fresh, mutable copy of it."""
+
+    frozen_filter: Any
+
+    @property
+    def filter(self) -> Any:
+        """A fresh, mutable copy of the filter as the spec writes it (``None``: no filter)."""
+        return _thaw(self.frozen_filter)
+
+
 @dataclass(frozen=True)
-class FilterCase:
+class FilterCase(_FrozenFilter):
     """One row of docs/spec.md §8.2 (rows with two filters, #23 and #47, are two cases: ``23a``/``23b``).
 
     ``d8``/``d9`` are the expected ids on each dataset, or ``None`` when the filter must raise
@@ -163,11 +174,6 @@ class FilterCase:
     d9: frozenset[str] | None
     note: str = ""
     requires: frozenset[str] = frozenset()
-
-    @property
-    def filter(self) -> Any:
-        """A fresh, mutable copy of the filter as §8.2 writes it."""
-        return _thaw(self.frozen_filter)
 
     @property
     def raises_filter_error(self) -> bool:
@@ -280,6 +286,28 @@ FILTER_CASES: Final[tuple[FilterCase, ...]] = (
         note="only with implicit_array_traversal",
         requires=frozenset({"implicit_array_traversal"}),
     ),
+    # §8.2 #49–#63: every operator on a path through a list of documents (§2.4 array rules). Negations
+    # negate the whole path (no element equals), and each operator may be met by a different element.
+    *(
+        _case(label, flt, d8, d9, note, requires=frozenset({"implicit_array_traversal"}))
+        for label, flt, d8, d9, note in (
+            ("49", {"reviews.score": {"$ne": 3}}, "A B C D E F H", "A B C D E F H I", "NEW"),
+            ("50", {"reviews.score": {"$nin": [3, 4]}}, "A B C D E F", "A B C D E F I", "NEW"),
+            ("51", {"reviews.score": {"$not": {"$ne": 3}}}, "G", None, "NEW"),
+            ("52", {"reviews.score": {"$not": {"$nin": [4]}}}, "H", None, "NEW"),
+            ("53", {"reviews.score": {"$not": {"$gte": 5}}}, "A B C D E F", "A B C D E F I", "NEW"),
+            ("54", {"$nor": [{"reviews.score": 3}]}, "A B C D E F H", "A B C D E F H I", "NEW"),
+            ("55", {"reviews.score": {"$gt": 4, "$lt": 5}}, "G H", None, "NEW one element each"),
+            ("56", {"reviews.score": {"$all": [3, 5]}}, "G", None, "NEW"),
+            ("57", {"reviews.score": None}, "A B C D E F", "A B C D E F I", "NEW"),
+            ("58", {"reviews.score": {"$ne": None}}, "G H", None, "NEW"),
+            ("59", {"reviews.author": {"$exists": False}}, "A B C D E F", "A B C D E F I", "NEW"),
+            ("60", {"reviews.score": {"$ne": 3, "$exists": True}}, "H", None, "NEW"),
+            ("61", {"reviews.author": {"$in": ["user4", "user9"]}}, "H", None, "NEW"),
+            ("62", {"reviews.author": {"$regex": "^user[12]$"}}, "G", None, "NEW"),
+            ("63", {"reviews.score": {"$lte": 4}}, "G H", None, "NEW"),
+        )
+    ),
 )
 
 
@@ -310,17 +338,12 @@ MEMORY_RECORDS: Final[tuple[Record, ...]] = (
 
 
 @dataclass(frozen=True)
-class MemoryCase:
+class MemoryCase(_FrozenFilter):
     """One filter of the memory-compatibility block and the ids it must return."""
 
     name: str
     frozen_filter: Any
     expected: frozenset[str]
-
-    @property
-    def filter(self) -> Any:
-        """A fresh, mutable copy of the filter (``None`` = no filter)."""
-        return _thaw(self.frozen_filter)
 
     @property
     def expected_count(self) -> int:
@@ -373,17 +396,12 @@ def sample_metadata() -> dict[str, dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class ExampleCase:
+class ExampleCase(_FrozenFilter):
     """One example of the §2.3 operator table: the operator row it belongs to, a filter, the matching ids."""
 
     operator: str
     frozen_filter: Any
     expected: frozenset[str]
-
-    @property
-    def filter(self) -> Any:
-        """A fresh, mutable copy of the filter."""
-        return _thaw(self.frozen_filter)
 
 
 def _example(operator: str, filter: Any, expected: str) -> ExampleCase:

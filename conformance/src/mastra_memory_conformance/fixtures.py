@@ -4,7 +4,8 @@
 * ``conformance_target`` -- the :class:`ConformanceTarget` (session scope, one per selected target). The
   target is provisioned once per session when its first test starts and torn down when the session moves
   on to the next target; a target that cannot start skips each of its tests with
-  ``target <name> unavailable: <reason>``.
+  ``target <name> unavailable: <reason>`` -- or, for a kind that needs only this machine (native, embedded,
+  emulated), fails them under ``CI`` (:mod:`mastra_memory_conformance.missing`).
 * ``target_settings`` -- the :class:`TargetSettings` the provisioner yielded.
 * ``capabilities`` -- the adapter's ``AdapterCapabilities``, read from a created store (session scope).
 * ``vector_store`` -- a fresh ``MastraVector`` per test, closed afterwards.
@@ -25,7 +26,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 import pytest_asyncio
@@ -33,8 +34,9 @@ import pytest_asyncio
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.plugins import create_storage, create_vector
 
+from .missing import missing
 from .report import ConformanceReport, Outcome
-from .targets import ConformanceTarget, TargetSettings, TargetUnavailable
+from .targets import SELF_CONTAINED_KINDS, ConformanceTarget, TargetSettings, TargetUnavailable
 
 if TYPE_CHECKING:
     from mastra_memory.storage import MemoryStorage
@@ -82,6 +84,13 @@ def kit_session(config: pytest.Config) -> KitSession:
     return config.stash[KIT_KEY]
 
 
+def _unavailable(target: ConformanceTarget, reason: str) -> NoReturn:
+    message = f"target {target.name} unavailable: {reason}"
+    if target.kind in SELF_CONTAINED_KINDS:
+        missing(message)  # a missing toolchain of this machine: skips here, fails under CI
+    pytest.skip(message)  # an outside service (a URL, a Docker engine) that is not here, CI included
+
+
 @pytest.fixture(scope="session")
 def conformance_target(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -89,7 +98,8 @@ def conformance_target(
     """The target this test runs against (parametrised by the plugin from ``--target``).
 
     The target is provisioned here, so every test that runs against it needs it up: a target that
-    cannot start skips each of its tests with ``target <name> unavailable: <reason>``.
+    cannot start skips each of its tests with ``target <name> unavailable: <reason>`` (under ``CI`` a
+    native, embedded or emulated one fails them).
     """
     target: ConformanceTarget | None = getattr(request, "param", None)
     if target is None:
@@ -97,14 +107,14 @@ def conformance_target(
     kit = kit_session(request.config)
     name = target.name
     if name in kit.unavailable:
-        pytest.skip(f"target {name} unavailable: {kit.unavailable[name]}")
+        _unavailable(target, kit.unavailable[name])
     manager = target.provision(tmp_path_factory.mktemp(f"target-{name}", numbered=True))
     try:
         settings = manager.__enter__()
     except TargetUnavailable as exc:
         kit.unavailable[name] = exc.reason
         kit.report.target_status(target, "unavailable", exc.reason)
-        pytest.skip(f"target {name} unavailable: {exc.reason}")
+        _unavailable(target, exc.reason)
     if not isinstance(settings, TargetSettings):
         manager.__exit__(None, None, None)
         raise TypeError(f"the provisioner of target {name!r} yielded {settings!r}, not TargetSettings")

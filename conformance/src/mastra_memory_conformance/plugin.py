@@ -16,8 +16,10 @@ Options:
     relative to the invocation directory). Written only when a target was selected.
 ``--conformance-profile ci|dev|deep``
     The hypothesis profile for the run: ``conformance-dev`` (25 examples per property), ``conformance-ci``
-    (100 examples, derandomised) or ``conformance-deep`` (2,000 examples). Default: ``ci`` when the ``CI``
-    environment variable is set, else ``dev``; ``MASTRA_MEMORY_CONFORMANCE_PROFILE`` overrides the default.
+    (100 examples) or ``conformance-deep`` (3,000 examples). Default: ``ci`` when the ``CI`` environment
+    variable is set, else ``dev``; ``MASTRA_MEMORY_CONFORMANCE_PROFILE`` overrides the default. Every run
+    has a hypothesis seed (:mod:`.seeding`: ``MASTRA_MEMORY_HYPOTHESIS_SEED``, else under ``CI`` the
+    commit's, else random), printed in the header, the summary and with each failing property test.
 
 The plugin is harmless where it is merely installed: it parametrises only tests that use its fixtures,
 loads a hypothesis profile, guards sockets and writes a report only when a target is selected (or a
@@ -32,7 +34,7 @@ Writing a domain (for authors of ``mastra_memory_conformance.suite.*``):
   the suite runs whatever ``asyncio_mode`` the adapter project uses; the async fixtures are
   ``pytest_asyncio`` fixtures with a function-scoped loop;
 * tests take the fixtures of :mod:`mastra_memory_conformance.fixtures`; the report reads the domain from
-  ``@pytest.mark.conformance(domain=..., item=...)`` (default: the module name under ``suite``) and the
+  ``@pytest.mark.conformance(domain=..., item=...)`` (default: the module or package under ``suite``) and the
   item from the marker or from :func:`set_item` (parametrised tests, e.g. one item per operator);
 * a test records a declared deviation with ``outcome.deviation(code)`` and a correctly rejected operator
   with ``outcome.unsupported(operator)``; anything undeclared fails;
@@ -50,7 +52,7 @@ from typing import Final
 import pytest
 from hypothesis import HealthCheck, settings
 
-from . import timeouts
+from . import seeding, timeouts
 from .fixtures import (
     KIT_KEY,
     OUTCOME_KEY,
@@ -95,7 +97,7 @@ ITEM_PROPERTY: Final = "conformance_item"
 DEFAULT_REPORT_DIR: Final = "reports/conformance"
 
 #: Hypothesis example counts per profile (also stated in docs/conformance.md).
-PROFILES: Final = {"dev": 25, "ci": 100, "deep": 2000}
+PROFILES: Final = {"dev": 25, "ci": 100, "deep": 3000}
 # differing_executors: one suite method runs once per target, each time on a fresh class instance.
 _HEALTH = [
     HealthCheck.too_slow,
@@ -108,13 +110,16 @@ for _name, _examples in PROFILES.items():
         f"conformance-{_name}",
         max_examples=_examples,
         deadline=None,
-        derandomize=_name == "ci",
+        # Never derandomised: the run's seed (.seeding) picks the examples, so CI explores per commit.
+        derandomize=False,
+        print_blob=True,
         suppress_health_check=_HEALTH,
     )
 
 _RESULT_KEY = pytest.StashKey[TestResult]()
 _GUARD_KEY = pytest.StashKey[LoopbackGuard]()
 _PROFILE_KEY = pytest.StashKey[str]()
+_SEED_OWNER: Final = "mastra_memory_conformance"
 
 
 def set_item(request: pytest.FixtureRequest, item: str) -> None:
@@ -200,6 +205,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{ENV_PROFILE}={profile!r}; choose one of {', '.join(PROFILES)}")
         config.stash[_PROFILE_KEY] = settings.get_current_profile_name()
         settings.load_profile(f"conformance-{profile}")
+        seeding.install(config, _SEED_OWNER)
     if kit.active:
         config.stash[_GUARD_KEY] = LoopbackGuard()
 
@@ -209,6 +215,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     previous = config.stash.get(_PROFILE_KEY, None)
     if previous is not None:
         settings.load_profile(previous)
+    seeding.uninstall(config, _SEED_OWNER)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return seeding.header(config, _SEED_OWNER)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -260,7 +271,10 @@ def _domain_and_item(item: pytest.Item) -> tuple[str, str | None]:
         function = getattr(item, "function", None)
         module = getattr(function, "__module__", "") or ""
         prefix = "mastra_memory_conformance.suite."
-        domain = module[len(prefix) :] if module.startswith(prefix) else module.rsplit(".", 1)[-1]
+        # A domain is a module under ``suite`` or a package of modules (``suite.errors.validation``).
+        domain = (
+            module[len(prefix) :].split(".")[0] if module.startswith(prefix) else module.rsplit(".", 1)[-1]
+        )
         domain = domain.removeprefix("test_")
     return str(domain), row
 
@@ -278,6 +292,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
+    seeding.annotate(item, report, _SEED_OWNER)
     target = _target_of(item)
     if target is None or not kit_session(item.config).active:
         return report
@@ -330,3 +345,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if guard is not None and guard.blocked:
         terminalreporter.write_line(f"blocked outbound connections: {', '.join(guard.blocked)}", red=True)
     terminalreporter.write_line(f"report: {_report_dir(config)}")
+    seeding.summary(terminalreporter, config, _SEED_OWNER)

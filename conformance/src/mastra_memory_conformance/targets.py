@@ -4,7 +4,8 @@ A target is an adapter name, a *kind* and a *provisioner*. The provisioner is a 
 it receives an empty temporary directory, starts (or connects to) the backend, yields the
 :class:`TargetSettings` the fixtures pass to ``create_vector``/``create_storage``, and tears the backend
 down on exit. A provisioner that cannot start its backend raises :class:`TargetUnavailable` with a reason;
-the kit then skips every test of that target and prints the reason. It never passes them.
+the kit then skips every test of that target and prints the reason. It never passes them. Under ``CI`` a
+target of a kind in :data:`SELF_CONTAINED_KINDS` fails them instead: it needs only this machine.
 
 Kinds, most real first: ``url`` (an existing service named by an environment variable), ``docker``
 (started with testcontainers when a Docker engine is reachable), ``native`` (a real server started from
@@ -28,6 +29,7 @@ from typing import Any, Final, Literal, TypeAlias, get_args
 
 __all__ = [
     "DEFAULT_DIMENSION",
+    "SELF_CONTAINED_KINDS",
     "TARGET_KINDS",
     "URL_ENV_VARS",
     "ConformanceTarget",
@@ -41,6 +43,11 @@ __all__ = [
 
 TargetKind = Literal["url", "docker", "native", "embedded", "emulated"]
 TARGET_KINDS: Final[tuple[TargetKind, ...]] = get_args(TargetKind)
+
+#: The kinds that need nothing but this machine (its software and toolchains), no outside service and no
+#: Docker engine. One that cannot start fails its tests under CI rather than skipping them
+#: (:mod:`mastra_memory_conformance.missing`), and a published matrix must have run every one of them.
+SELF_CONTAINED_KINDS: Final[tuple[TargetKind, ...]] = ("native", "embedded", "emulated")
 
 #: Vector dimension the suite uses unless a target's ``options["dimension"]`` says otherwise (docs/spec.md
 #: §8.1).

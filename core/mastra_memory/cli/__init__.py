@@ -1,8 +1,9 @@
 """The ``mastra-memory`` command (needs the ``cli`` extra: typer and rich).
 
-``app`` is the typer application. Each command is one function: small ones live here, larger ones in
-their own module and are attached with ``app.command()``. Commands wrap their work in the one error
-wrapper of :mod:`.common` so a typed error prints as one red line and exit status 1, not a traceback.
+``app`` is the typer application. Each command is one function: ``plugins`` lives here, the memory
+commands in :mod:`.commands`, one module each, attached with ``app.command()``. Commands wrap their work
+in the one error wrapper of :mod:`.common` so a typed error prints as one red line and exit status 1, not
+a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rich.table import Table
 
 from .. import plugins as plugin_registry
 from .commands import register as register_memory_commands
-from .common import JsonOption, user_errors
+from .common import Command, Group, JsonOption, user_errors
 
 app = typer.Typer(
     name="mastra-memory",
@@ -25,6 +26,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=Group,
 )
 
 
@@ -61,7 +63,7 @@ def _provides(info: plugin_registry.PluginInfo) -> str:
     return "\n".join(f"{label}: {', '.join(names)}" for label, names in kinds if names) or "-"
 
 
-@app.command("plugins")
+@app.command("plugins", cls=Command)
 def plugins_command(
     as_json: JsonOption = False,
 ) -> None:
@@ -81,7 +83,7 @@ def plugins_command(
     Console().print(table)
 
 
-# The memory commands (demo, ingest, recall, threads, reindex) live in their own module.
+# The memory commands (demo, ingest, recall, threads, reindex) live in .commands, one module each.
 register_memory_commands(app)
 
 

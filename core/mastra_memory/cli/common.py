@@ -4,6 +4,8 @@ progress bars, and opening the memory a command works on."""
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
 from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from ..errors import MastraMemoryError, ValidationError
 
@@ -75,7 +78,19 @@ EmbedderOption = Annotated[
     typer.Option(
         "--embedder",
         help="Embedder model string: local/wordllama (offline), hash/<dim>, "
-        "openai/text-embedding-3-small, ...",
+        "openai/text-embedding-3-small, ollama/<model>, any provider/model of an OpenAI-compatible server "
+        "with --embedder-option base_url=URL, ...",
+    ),
+]
+EmbedderOptionsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--embedder-option",
+        metavar="KEY=VALUE",
+        help="An option for the embedder (repeatable), as embedder_options in Python: "
+        "base_url=http://localhost:8000/v1, dimensions=256, ... VALUE is read as JSON when it is JSON "
+        "(numbers, true, false, objects), else as text. An API key is better set in the provider's "
+        "environment variable (OPENAI_API_KEY, ...) than on a command line.",
     ),
 ]
 # metavar="": typer's help would show "<bool>" as if the flag took a value ("--json true" is refused).
@@ -109,6 +124,65 @@ class Scope(StrEnum):
     resource = "resource"
 
 
+def _untyped_flags(params: list[Any]) -> list[Any]:
+    # typer 0.29 prints a type ("<bool>") for every flag, the help option included, as if it took a value
+    # ("--json true" is refused): an empty metavar leaves that column blank.
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class Command(TyperCommand):
+    """A typer command whose help shows no value type for flags."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _untyped_flags(super().get_params(ctx))
+
+
+class Group(TyperGroup):
+    """The typer group of ``mastra-memory``: no value type for its flags (``--version``, ``--help``)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _untyped_flags(super().get_params(ctx))
+
+
+def embedder_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """The ``--embedder-option KEY=VALUE`` pairs as embedder options (a VALUE that parses as JSON is that
+    value, else the text). ValidationError, before any I/O, for a pair without ``=``, a blank key, or a key
+    given twice."""
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValidationError(
+                f"--embedder-option takes KEY=VALUE, such as base_url=http://localhost:8000/v1; got {pair!r}"
+            )
+        if key in options:
+            raise ValidationError(f"--embedder-option {key} is given twice; give each option once")
+        try:
+            options[key] = json.loads(raw)
+        except ValueError:
+            options[key] = raw
+    return options
+
+
+#: Embedder options that may carry a credential: never printed back.
+_SECRET_OPTIONS = frozenset({"api_key", "headers"})
+
+
+def embedder_flags(embedder: str, options: Mapping[str, Any]) -> str:
+    """The command-line options that name this embedder again, for messages that suggest a command (an API
+    key or headers masked)."""
+    parts = [f"--embedder {shlex.quote(embedder)}"]
+    for key, value in options.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        shown = "***" if key in _SECRET_OPTIONS else text
+        parts.append(f"--embedder-option {shlex.quote(f'{key}={shown}')}")
+    return " ".join(parts)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """A mastra-memory error or an unreadable file becomes one red line on stderr and exit status 1."""
@@ -130,6 +204,18 @@ def run(awaitable: Awaitable[T]) -> T:
         return await awaitable
 
     return asyncio.run(main())
+
+
+def run_closing(memory: Memory, awaitable: Awaitable[T]) -> T:
+    """:func:`run` the command's work on ``memory``, then close ``memory``, also when the work failed."""
+
+    async def closing() -> T:
+        try:
+            return await awaitable
+        finally:
+            await memory.close()
+
+    return run(closing())
 
 
 def progress_bar() -> Progress:
@@ -212,26 +298,19 @@ def existing(where: Stores) -> Stores:
     return where
 
 
-def open_memory(where: Stores, embedder: str, options: Mapping[str, Any]) -> Memory:
-    """A ``Memory`` over ``where``, built through the plugins (a bad URL or name is a typed error)."""
-    from ..memory import Memory
-    from ..plugins import create_storage, create_vector
+def open_memory(
+    where: Stores,
+    embedder: str,
+    options: Mapping[str, Any],
+    embedder_options: Mapping[str, Any] | None = None,
+) -> Memory:
+    """A ``Memory`` over ``where``, built through the plugins (a bad URL or name is a typed error), with
+    ``embedder_options`` for the embedder (``--embedder-option``); the demo opens its own the same way."""
+    from ..demo.opening import memory_over  # the memory machinery loads when a command runs, not on --help
+    from ..plugins import create_vector
 
     vector = create_vector(where.vector) if where.vector is not None else None
-    if where.db is not None:
-        # --db PATH: messages and, unless --vector says otherwise, vectors in one SQLite file.
-        db = str(where.db)
-        return Memory(
-            create_storage("sqlite", url=db),
-            vector or create_vector("sqlite", url=db),
-            embedder,
-            options=options,
-        )
-    assert where.storage is not None
-    # Without --vector, Memory takes the vector store of the storage's plugin, same URL (docs/memory.md).
-    return Memory(
-        where.storage if vector is None else create_storage(where.storage), vector, embedder, options=options
-    )
+    return memory_over(where.db, where.storage, vector, embedder, options, embedder_options)
 
 
 def when(value: datetime) -> str:

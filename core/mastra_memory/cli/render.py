@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -113,6 +113,14 @@ class Weakness:
         )
 
 
+def _group_starts(rows: Sequence[RecalledRow]) -> Iterator[tuple[bool, RecalledRow]]:
+    """Each row, with whether it starts a group after an earlier one (where a separator goes)."""
+    previous: int | None = None
+    for row in rows:
+        yield previous is not None and row.group != previous, row
+        previous = row.group
+
+
 def _history_note(rows: Sequence[RecalledRow], thread_id: str, title: str, last: int | None) -> Text | None:
     """What to say about the current thread's history when it is not a plain list of messages.
 
@@ -178,11 +186,9 @@ def _recalled_view(
     table.add_column("When", style="dim", no_wrap=True)
     table.add_column("Role", style="cyan", no_wrap=True)
     table.add_column("Text", ratio=1)
-    previous_group: int | None = None
-    for row in recalled:
-        if previous_group is not None and row.group != previous_group:
+    for new_group, row in _group_starts(recalled):
+        if new_group:
             table.add_section()
-        previous_group = row.group
         is_hit = row.kind == "hit"
         table.add_row(
             f"{row.score:.3f}" if row.score is not None else "",
@@ -236,11 +242,9 @@ def _text_view(
         console.print(Text(NOTHING, style="yellow"))
         return
     console.print(Text("Recalled from memory:", style="bold"))
-    previous_group: int | None = None
-    for row in recalled:
-        if previous_group is not None and row.group != previous_group:
+    for new_group, row in _group_starts(recalled):
+        if new_group:
             console.print()
-        previous_group = row.group
         where = Text.assemble(
             (titles.get(row.message.thread_id) or row.message.thread_id, "magenta"),
             " · ",

@@ -1,4 +1,5 @@
-"""The ``mastra-memory demo`` data and runner, and the JSON Lines loader shared with ``ingest``.
+"""The ``mastra-memory demo`` data and runner, the JSON Lines loader shared with ``ingest``, and
+:mod:`~mastra_memory.demo.opening`, the ``Memory`` every memory command and the demo open.
 
 ``sample.jsonl`` (package data) is in the format :mod:`mastra_memory.demo.loader` reads, so
 ``mastra-memory ingest`` accepts it too.

@@ -18,6 +18,7 @@ import os
 import sqlite3
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,9 +26,10 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..memory import Memory, RecallResult
-from ..plugins import create_storage, create_vector
+from ..plugins import create_vector
 from ..storage import Thread
 from .loader import Advance, MessageFile, load_messages, parse_lines
+from .opening import memory_over
 
 DEMO_DB = "demo.db"
 """The demo database's file name, in :func:`data_dir`."""
@@ -184,6 +186,7 @@ async def run_demo(
     *,
     storage: str | None = None,
     vector: str | None = None,
+    embedder_options: Mapping[str, Any] | None = None,
     loaded: Advance | None = None,
     asked: Advance | None = None,
 ) -> DemoReport:
@@ -191,33 +194,20 @@ async def run_demo(
 
     The store is the SQLite file ``db`` (default :func:`default_demo_db`; an earlier demo database there
     is replaced, anything else is refused), or ``storage`` (a URL or plugin name; the demo's threads are
-    deleted from it first). ``vector`` (a URL or plugin name) overrides where the vectors go. ``loaded`` is
+    deleted from it first). ``vector`` (a URL or plugin name) overrides where the vectors go;
+    ``embedder_options`` go to the embedder (``Memory(embedder_options=...)``). ``loaded`` is
     called with the number of messages saved per batch, ``asked`` with 1 per question.
     """
     started = time.perf_counter()
     sample = read_sample()
     if storage is not None and db is not None:
         raise ValidationError("give the demo a database file or a storage URL, not both")
-    vector_store = create_vector(vector) if vector is not None else None
+    vector_store = create_vector(vector) if vector is not None else None  # a bad URL fails before the reset
     if storage is None:
         db = db if db is not None else default_demo_db()
         reset_demo_database(db)
-        url = str(db)
-        store = url if vector is None else f"{url} (vectors: {vector})"
-        memory = Memory(
-            create_storage("sqlite", url=url),
-            vector_store or create_vector("sqlite", url=url),
-            embedder,
-            options=demo_options(),
-        )
-    else:
-        store = storage if vector is None else f"{storage} (vectors: {vector})"
-        memory = Memory(
-            storage if vector_store is None else create_storage(storage),
-            vector_store,
-            embedder,
-            options=demo_options(),
-        )
+    store = str(db if storage is None else storage) + (f" (vectors: {vector})" if vector is not None else "")
+    memory = memory_over(db, storage, vector_store, embedder, demo_options(), embedder_options)
     try:
         await clear_demo_threads(memory)
         report = await load_messages(memory, sample, batch_size=16, advance=loaded)

@@ -16,6 +16,13 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
 
 
+def option_hint(key: str, example: str) -> str:
+    """How to pass the embedder option ``key``, for errors: in Python and on the command line, since the
+    same message reaches users of both."""
+    python = f"embedder_options={{{key!r}: {example!r}}}"
+    return f"pass {python} (on the command line: --embedder-option {key}={example})"
+
+
 @dataclass(frozen=True, slots=True)
 class EmbedResult:
     """Vectors for a batch of texts, in input order.

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
+from .base import option_hint
 
 
 def find_api_key(options: Mapping[str, Any], env_vars: Sequence[str]) -> str | None:
@@ -32,7 +33,7 @@ def require_api_key(options: Mapping[str, Any], env_vars: Sequence[str], model_i
         names = " or ".join(env_vars)
         raise ConfigError(
             f"Embedder {model_id} needs an API key: set the environment variable {names}, "
-            f"or pass embedder_options={{'api_key': ...}}",
+            f"or {option_hint('api_key', '...')}",
             details={"model_id": model_id, "env_vars": list(env_vars)},
         )
     return key

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import httpx
 
 from ..errors import ConfigError
-from .base import EmbedResult, cache_namespace
+from .base import EmbedResult, cache_namespace, option_hint
 from .credentials import find_api_key, require_api_key
 from .http_client import RetryPolicy, post_json, timeout_option
 from .validate import check_embeddings
@@ -119,8 +119,8 @@ class HttpEmbedder(ABC):
         value = options.get("base_url") or self.default_base_url
         if value is None:
             raise ConfigError(
-                f"Embedder {self.model_id} needs embedder_options={{'base_url': ...}}, the root of an "
-                "OpenAI-compatible API such as 'http://localhost:8000/v1'",
+                f"Embedder {self.model_id} needs the base_url option, the root of an OpenAI-compatible API: "
+                f"{option_hint('base_url', 'http://localhost:8000/v1')}",
                 details={"model_id": self.model_id},
             )
         if not isinstance(value, str) or not value.startswith(("http://", "https://")):

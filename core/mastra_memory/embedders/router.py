@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
-from ..errors import ConfigError, PluginError
-from .base import Embedder, EmbedderSpec
+from ..errors import ConfigError, PluginError, pydantic_problems
+from .base import Embedder, EmbedderSpec, option_hint
 
 EXAMPLES = "'openai/text-embedding-3-small', 'local/wordllama' or 'hash/64'"
 
@@ -75,8 +75,8 @@ def resolve_embedder(
             return OpenAICompatibleEmbedder(model, merged, provider=provider)
         raise ConfigError(
             f"Unknown embedder provider {provider!r} (from {_describe(spec)}). Known providers: "
-            f"{', '.join(sorted(providers))}. For an OpenAI-compatible server pass "
-            "embedder_options={'base_url': 'http://host:port/v1'}; for another provider install its plugin.",
+            f"{', '.join(sorted(providers))}. For an OpenAI-compatible server "
+            f"{option_hint('base_url', 'http://host:port/v1')}; for another provider install its plugin.",
             details={"provider": provider, "known": sorted(providers)},
         )
     embedder = factory(model, merged)
@@ -95,7 +95,7 @@ def _spec(spec: EmbedderSpec | Mapping[str, Any]) -> EmbedderSpec:
     try:
         return EmbedderSpec.model_validate(dict(spec))
     except PydanticValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(pydantic_problems(exc, root="spec"))
         raise ConfigError(f"Invalid embedder spec: {problems}") from None
 
 

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from ..timestamps import canonical_timestamp
 from .ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
+from .numbers import compare
 from .operators import RANGE
 from .parse import parse
 from .regex import compile_regex
@@ -142,13 +143,7 @@ def _ordered(value: Any, op: str, operand: Scalar) -> bool:
             return False
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    if op == "$gt":
-        return bool(value > operand)
-    if op == "$gte":
-        return bool(value >= operand)
-    if op == "$lt":
-        return bool(value < operand)
-    return bool(value <= operand)
+    return compare(op, value, operand)
 
 
 def _contains(value: Any, operand: Scalar) -> bool:

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from ..errors import FilterError, ValidationError
+from ..metadata_limits import is_unicode
 from ..timestamps import canonical_timestamp
 from .ast import (
     And,
@@ -33,6 +34,7 @@ from .ast import (
     Scalar,
 )
 from .limits import limit_problems
+from .numbers import INT64_MAX
 from .operators import EQUALITY, FIELD_OPERATORS, LIST, RANGE
 from .regex import normalise_options, option_problems, regex_problems
 
@@ -57,14 +59,6 @@ def _where(loc: Location) -> str:
 def _printable(text: str) -> str:
     """``text`` with unpaired surrogates spelled as escapes, so a message can always be encoded."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _is_operator_key(key: object) -> bool:
@@ -147,7 +141,7 @@ class _Parser:
         if not isinstance(key, str):
             self.problem(f"Invalid field path: {_where(loc)}")
             return None
-        if _has_surrogate(key):
+        if not is_unicode(key):
             self.problem(
                 f"Invalid field path: {_where(loc)} (unpaired surrogate; field names must be valid Unicode)"
             )
@@ -222,7 +216,7 @@ class _Parser:
             if isinstance(operand, bool) or not isinstance(operand, int) or operand < 0:
                 self.problem(f"$size requires a non-negative integer: {where}")
                 return []
-            if operand > _INT64_MAX:
+            if operand > INT64_MAX:
                 self.problem(f"$size requires a non-negative integer: {where} (at most 2**63 - 1)")
                 return []
             return [Comparison(path, "$size", int(operand))]
@@ -239,7 +233,7 @@ class _Parser:
         problems: list[str] = []
         if not isinstance(pattern, str):
             problems.append(f"$regex requires a string: {_where(loc)}")
-        elif _has_surrogate(pattern):
+        elif not is_unicode(pattern):
             problems.append(_invalid_string(loc))
         else:
             problems.extend(regex_problems(pattern))
@@ -301,7 +295,7 @@ class _Parser:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, str):
-            if _has_surrogate(value):
+            if not is_unicode(value):
                 self.problem(_invalid_string(loc))
                 return _INVALID
             return value if type(value) is str else str.__str__(value)  # StrEnum members: their plain text
@@ -339,7 +333,6 @@ _COMPARISON_OPS: Final[dict[str, ComparisonOp]] = {
     "$in": "$in", "$nin": "$nin", "$all": "$all", "$contains": "$contains",
 }  # fmt: skip
 _RANGE_TYPES: Final = (int, float, str, datetime)
-_INT64_MAX: Final = 2**63 - 1
 
 
 def _invalid_string(loc: Location) -> str:

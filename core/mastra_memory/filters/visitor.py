@@ -4,14 +4,21 @@
 raises :class:`UnsupportedFilterError` for anything undeclared — before any I/O and before any
 translation method runs — then walks the tree bottom-up. A method that meets a case it cannot express
 exactly calls :meth:`FilterTranslator.unsupported`; the base never returns a weaker filter.
+
+:class:`CombiningTranslator` is the base of translators whose native form combines conditions itself (a
+``bool`` query, ``must``/``should``/``must_not``, a tree pushed to negation normal form): they give three
+combinators and the four logical methods follow.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Generic, NoReturn, TypeVar
 
 from ..errors import UnsupportedFilterError
-from .ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Regex, dotted, walk
+from .ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar, dotted, walk
+from .numbers import distinct
+from .operators import RANGE
 
 if TYPE_CHECKING:  # the manifest imports the AST; avoid the import cycle at runtime
     from ..capabilities import AdapterCapabilities
@@ -97,3 +104,97 @@ class FilterTranslator(Generic[T]):
             self.capabilities.name,
             reason or "no exact translation for this backend",
         )
+
+
+class CombiningTranslator(FilterTranslator[T]):
+    """A translator whose native form has its own all-of, any-of and none-of.
+
+    ``$and`` is :attr:`all_of`, ``$or`` :attr:`any_of`, ``$nor`` :attr:`none_of` and ``$not``
+    :meth:`negate`. Comparisons are dispatched here (:meth:`comparison`), so that ``$ne``, ``$nin`` and
+    ``$exists: false`` are always the negations of ``$eq``, ``$in`` and ``$exists: true`` — a missing
+    field matches them (docs/spec.md §2.4) — and a subclass gives the positive leaves: :meth:`equals`,
+    :meth:`in_values`, :meth:`ordered`, :meth:`present` and, if it declares ``$size``, :meth:`size`.
+
+    Subclasses set the three combinators to module functions (``all_of = staticmethod(_all_of)``); each
+    must keep the exact meaning of the node it builds.
+    """
+
+    #: How messages name the backend (``"Qdrant"``).
+    backend: ClassVar[str]
+    #: Every child holds.
+    all_of: Callable[[list[T]], T]
+    #: At least one child holds.
+    any_of: Callable[[list[T]], T]
+    #: No child holds.
+    none_of: Callable[[list[T]], T]
+
+    def negate(self, child: T) -> T:
+        """``child`` does not hold."""
+        return self.none_of([child])
+
+    def logical_and(self, node: And, children: list[T]) -> T:
+        return self.all_of(children)
+
+    def logical_or(self, node: Or, children: list[T]) -> T:
+        return self.any_of(children)
+
+    def logical_nor(self, node: Nor, children: list[T]) -> T:
+        return self.none_of(children)
+
+    def logical_not(self, node: Not, child: T) -> T:
+        return self.negate(child)
+
+    # --- comparisons ----------------------------------------------------------------------------
+
+    def comparison(self, node: Comparison) -> T:
+        """One field condition, from the positive leaves."""
+        if not node.path:
+            self.unsupported(
+                node, f"a condition on an array element itself has no {self.backend} translation"
+            )
+        op, value = node.op, node.value
+        if isinstance(value, tuple):
+            if op == "$in":
+                return self.in_values(node, value)
+            if op == "$nin":
+                return self.negate(self.in_values(node, value))
+            if op == "$all":
+                return self.all_values(node, value)
+        elif op == "$eq":
+            return self.equals(node, value)
+        elif op == "$ne":
+            return self.negate(self.equals(node, value))
+        elif op in RANGE:
+            return self.ordered(node, value)
+        elif op == "$exists":
+            present = self.present(node.path)
+            return present if value else self.negate(present)
+        elif op == "$size" and isinstance(value, int) and not isinstance(value, bool):
+            return self.size(node, value)
+        self.unsupported(node)
+
+    def equals(self, node: Comparison, value: Scalar) -> T:
+        """Some value reached at the path equals ``value`` (``$eq``)."""
+        self.unsupported(node)
+
+    def in_values(self, node: Comparison, values: tuple[Scalar, ...]) -> T:
+        """Some value reached at the path equals one of ``values`` (``$in``)."""
+        self.unsupported(node)
+
+    def all_values(self, node: Comparison, values: tuple[Scalar, ...]) -> T:
+        """Every one of ``values`` is reached at the path (``$all``; none given matches nothing)."""
+        if not values:
+            return self.any_of([])
+        return self.all_of([self.in_values(node, (value,)) for value in distinct(values)])
+
+    def ordered(self, node: Comparison, value: Scalar) -> T:
+        """Some value reached at the path compares to ``value`` by ``node.op`` (a range operator)."""
+        self.unsupported(node)
+
+    def present(self, path: Path) -> T:
+        """Some value, even null or ``[]``, is reached at ``path`` (``$exists: true``)."""
+        raise NotImplementedError
+
+    def size(self, node: Comparison, length: int) -> T:
+        """An array of ``length`` elements is reached at the path (``$size``)."""
+        self.unsupported(node)

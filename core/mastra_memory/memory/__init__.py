@@ -1,26 +1,28 @@
 """``Memory`` and the ``SemanticRecall`` processor: message history plus semantic recall (docs/spec.md §5,
 §6).
 
-``from mastra_memory.memory import Memory`` is the entry point. The package, one module per job:
+``from mastra_memory.memory import Memory`` is the entry point. The package, grouped by job:
 
-* :mod:`.facade` -- ``Memory``, the facade; :mod:`.defaults` -- its storage and vector store by name,
-  by URL or by default; :mod:`.config` -- ``MemoryConfig`` and the merge rules (§5.1, §5.2);
-* :mod:`.recall` -- the one recall algorithm, used by ``Memory.recall`` and the processor (§5.3, §6.2);
-  :mod:`.search` -- the semantic search it runs; :mod:`.indexer` -- the single embedding write path and
-  vector cleanup (§5.4-§5.6); :mod:`.chunking` -- how text is cut into embedding chunks;
-* :mod:`.processor` -- ``SemanticRecall`` (§6); :mod:`.processors` -- ``WorkingMemory``,
-  ``MessageHistory``, ``ToolCallFilter``, ``TokenLimiter`` (§5.12); :mod:`.tokens` -- token counting;
-  :mod:`.message_list` -- ``MessageList``; :mod:`.prompt_recall` -- recall for a prompt that already
-  holds part of the conversation (the agent-framework integrations);
-  :mod:`.formatting` -- the cross-thread system message (§6.3);
-* :mod:`.titles` -- thread titles (§5.9); :mod:`.working_memory` -- working memory (§5.8);
-  :mod:`.results` -- what ``Memory`` returns; :mod:`.threads` -- clone, move and background work
-  (§5.11; ``search_messages`` lives in :mod:`.search`).
+* :mod:`.facade` -- ``Memory``; :mod:`.defaults` -- its storage and vector store by name, by URL or by
+  default; :mod:`.config` -- ``MemoryConfig`` and the merge rules (§5.1, §5.2); :mod:`.arguments` -- the
+  id checks every method makes before any I/O; :mod:`.results` -- what ``Memory`` returns;
+* :mod:`.recall` -- reading: the one recall algorithm used by ``Memory.recall`` and the processor
+  (``algorithm``, §5.3, §6.2), the semantic search it runs (``search``) and the cross-thread system
+  message (``formatting``, §6.3);
+* :mod:`.index` -- writing vectors: the single embedding write path and vector cleanup (``indexer``,
+  §5.4-§5.6), what a store can hold (``indexability``), re-indexing (``reindex``), chunking (``chunking``);
+* :mod:`.processors` -- ``SemanticRecall`` (§6), ``WorkingMemory``, ``MessageHistory``, ``ToolCallFilter``,
+  ``TokenLimiter`` (§5.12), the request's memory context they read (``context``) and the chain ``Memory``
+  builds of them (``chain``);
+* :mod:`.stored_messages` -- what ``save_messages`` stores (§5.4 step 1); :mod:`.working_memory_store` --
+  working memory's text in storage (§5.8); :mod:`.threads` -- clone and move (§5.11);
+  :mod:`.background` -- background embedding and ``settled()``; :mod:`.titles` -- thread titles (§5.9);
+  :mod:`.tokens` -- token counting; :mod:`.message_list` -- ``MessageList``; :mod:`.prompt_recall` --
+  recall for a prompt that already holds part of the conversation (the agent-framework integrations).
 """
 
 from __future__ import annotations
 
-from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .config import (
     DEFAULT_WORKING_MEMORY_TEMPLATE,
     FilterConfigError,
@@ -34,10 +36,9 @@ from .config import (
 )
 from .defaults import DEFAULT_EMBEDDER, DEFAULT_URL
 from .facade import Memory
-from .formatting import format_cross_thread_messages
-from .indexer import MessageIndexer, default_index_name, vector_ids
+from .index.chunking import DEFAULT_CHUNK_SIZE, chunk_text
+from .index.indexer import MessageIndexer, default_index_name, vector_ids
 from .message_list import MessageList
-from .processor import MEMORY_CONTEXT_KEY, SemanticRecall, request_memory_config
 from .processors import (
     MessageHistory,
     TokenLimiter,
@@ -45,9 +46,13 @@ from .processors import (
     UpdateWorkingMemoryTool,
     WorkingMemory,
 )
+from .processors.context import MEMORY_CONTEXT_KEY, request_memory_config
+from .processors.semantic_recall import SemanticRecall
 from .prompt_recall import recall_new_context
+from .recall.formatting import format_cross_thread_messages
+from .recall.search import MessageSearchHit, MessageSearchResult
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, Usage
-from .search import MessageSearchHit, MessageSearchResult
+from .stored_messages import WORKING_MEMORY_TOOL, strip_working_memory
 from .threads import CloneThreadResult
 from .tokens import (
     ApproximateTokenCounter,
@@ -56,7 +61,6 @@ from .tokens import (
     default_token_counter,
     message_tokens,
 )
-from .working_memory import WORKING_MEMORY_TOOL, strip_working_memory
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",

@@ -2,12 +2,13 @@
 
 The facade: it resolves its components (:mod:`.defaults`), validates configuration (:mod:`.config`) and
 delegates the rest — recall to :mod:`.recall` (the one algorithm the processor uses too), the embedding
-write path to :class:`.indexer.MessageIndexer`, re-indexing to :mod:`.reindex`, titles to :mod:`.titles`,
-working memory to :mod:`.working_memory`. Storage is the source of truth and is always written first; every
-input is validated before any I/O.
+write path to :class:`.index.indexer.MessageIndexer`, re-indexing to :mod:`.index.reindex`, thread
+operations to :mod:`.threads`, background work to :mod:`.background`, titles to :mod:`.titles`, working
+memory to :mod:`.working_memory_store`, the processor chain to :mod:`.processors.chain`. Storage is the
+source of truth and is always written first; every input is validated before any I/O.
 
-Why one module of this size: it is the public API, one documented method per Mastra method, each a thin
-delegation; splitting the class would only scatter what a user reads as one page.
+Why this module is long: it is the public API, one documented method per Mastra method, each argument
+checks and a delegation; splitting the class would only scatter what a user reads as one page.
 """
 
 from __future__ import annotations
@@ -30,26 +31,28 @@ from ..filters import parse as parse_filter
 from ..messages import MastraDBMessage, MessageInput
 from ..storage import CloneMessageFilterInput, IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
 from ..vector import MastraVector
+from .arguments import optional_resource, require_id
+from .background import BackgroundWork
 from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
-from .indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
-from .processor import ProcessorCache, SemanticRecall, request_memory_config
-from .processors import MessageHistory, UpdateWorkingMemoryTool
-from .processors import WorkingMemory as WorkingMemoryProcessor
-from .recall import (
+from .index.indexability import shown
+from .index.indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
+from .index.reindex import reindex_messages
+from .processors import UpdateWorkingMemoryTool
+from .processors.chain import ProcessorChain
+from .processors.context import request_memory_config
+from .recall.algorithm import (
     SemanticSearch,
     check_thread_access,
-    optional_resource,
     recall_messages,
-    require_id,
     thread_recall_request,
 )
-from .reindex import reindex_messages
+from .recall.search import MessageSearchResult, resource_search_filter, search_resource_messages
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, usage
-from .search import MessageSearchResult, resource_search_filter, search_resource_messages
-from .threads import BackgroundWork, CloneThreadResult, clone_thread, move_thread
+from .stored_messages import messages_to_store
+from .threads import CloneThreadResult, clone_thread, move_thread
 from .titles import TitleGenerator
-from .working_memory import WORKING_MEMORY_TOOL, WorkingMemory, messages_to_store
+from .working_memory_store import WorkingMemoryStore
 
 
 class Memory:
@@ -84,9 +87,9 @@ class Memory:
         self._indexers: dict[tuple[str | None, Any, bool], MessageIndexer] = {}
         self._initialised = False
         self._init_lock = asyncio.Lock()
-        self._working_memory = WorkingMemory(self.storage)
+        self._working_memory = WorkingMemoryStore(self.storage)
         self._titles = TitleGenerator(self.storage)
-        self._processor_cache = ProcessorCache()
+        self._chain = ProcessorChain(self)
         self._background = BackgroundWork()
         self._validate_config(self.options)
         self._titles.model(self.options)  # warns once now if titles are on without a model
@@ -233,14 +236,50 @@ class Memory:
                 f"thread title must be a string, not {type(title).__name__}",
                 id="MASTRA_MEMORY_CREATE_THREAD_INVALID_TITLE",
             )
+        thread_id = thread_id or str(uuid.uuid4())
+        self._check_thread_metadata("CREATE_THREAD", self.options.recall, thread_id, metadata)
         await self.init()
         return await self.storage.save_thread(
             {
-                "id": thread_id or str(uuid.uuid4()),
+                "id": thread_id,
                 "resource_id": resource_id,
                 "title": title,
                 "metadata": dict(metadata) if metadata is not None else None,
             }
+        )
+
+    def _check_thread_metadata(
+        self, operation: str, recall: SemanticRecallConfig | None, thread_id: Any, metadata: Any
+    ) -> None:
+        """docs/spec.md §5.4: with semantic recall on, thread metadata the vector store cannot hold is
+        refused when the thread is written, before any message depends on it (every vector of the thread
+        carries it, so no message of the thread could be saved). No I/O."""
+        if recall is None or not isinstance(metadata, Mapping) or not metadata:
+            return
+        indexer = self.indexer(recall, embed=False)
+        refusal = indexer.thread_metadata_refusal(metadata)
+        if refusal is None:
+            return
+        key, reason = refusal
+        store = self.vector.store_name
+        what = (
+            f"thread metadata key {shown(key)!r}"
+            if key is not None
+            else "the thread metadata (its keys together)"
+        )
+        raise ValidationError(
+            f"{what} cannot be stored by the {store} vector store: {reason}. Semantic recall copies a "
+            "thread's metadata into the vector of every message of the thread (docs/spec.md §5.4), so no "
+            "message of this thread could be indexed; nothing was stored: rename or remove the key, or "
+            "keep this data elsewhere (a message's own metadata, or the resource's)",
+            id=f"MASTRA_MEMORY_{operation}_UNINDEXABLE_METADATA",
+            domain="MEMORY",
+            details={
+                "thread_id": shown(thread_id) if isinstance(thread_id, str) else None,
+                "key": None if key is None else shown(key),
+                "store": store,
+                "reason": reason,
+            },
         )
 
     async def get_thread_by_id(self, thread_id: str, resource_id: str | None = None) -> Thread | None:
@@ -255,7 +294,13 @@ class Memory:
         return await self.storage.list_threads(**kwargs)
 
     async def save_thread(self, thread: Thread | Mapping[str, Any]) -> Thread:
-        """Insert or replace a thread."""
+        """Insert or replace a thread (with semantic recall on, metadata the vector store cannot hold is
+        refused first, as in :meth:`create_thread`)."""
+        if isinstance(thread, Thread):
+            self._check_thread_metadata("SAVE_THREAD", self.options.recall, thread.id, thread.metadata)
+        elif isinstance(thread, Mapping):
+            fields = (thread.get("id"), thread.get("metadata"))
+            self._check_thread_metadata("SAVE_THREAD", self.options.recall, *fields)
         await self.init()
         return await self.storage.save_thread(thread)
 
@@ -263,7 +308,9 @@ class Memory:
         self, id: str, title: str | None = None, metadata: Mapping[str, Any] | None = None
     ) -> Thread:
         """Change the title and/or shallow-merge metadata. Existing vectors keep the old metadata until
-        :meth:`reindex_thread`."""
+        :meth:`reindex_thread`. With semantic recall on, metadata keys the vector store cannot hold are
+        refused first (the keys given are judged, not those stored already)."""
+        self._check_thread_metadata("UPDATE_THREAD", self.options.recall, id, metadata)
         await self.init()
         return await self.storage.update_thread(id, title=title, metadata=metadata)
 
@@ -351,14 +398,21 @@ class Memory:
         self._titles.schedule(cfg, stored)
         return SaveResult(messages=stored, usage=usage(tokens))
 
-    async def update_messages(self, updates: Sequence[Mapping[str, Any]]) -> list[MastraDBMessage]:
+    async def update_messages(
+        self, updates: Sequence[Mapping[str, Any]], *, resource_id: str | None = None
+    ) -> list[MastraDBMessage]:
         """Apply partial updates (docs/spec.md §5.6). A message whose content, role, thread or timestamp
-        changed
-        loses its old vectors in every memory index and, when semantic recall is on and it still has text,
-        is re-embedded (a move re-indexes it under the new thread and resource)."""
+        changed loses its old vectors in every memory index (every embedder's: they are stale) and, when
+        semantic recall is on and it still has text, is re-embedded into this memory's index (a move
+        re-indexes it under the new thread and resource).
+
+        ``resource_id`` names the caller's resource: an update of a message of another resource raises
+        ThreadOwnershipError and nothing is written (docs/spec.md §4.5).
+        """
+        resource = optional_resource(resource_id)  # "" is refused before any I/O, never "no resource"
         await self.init()
         await self._background.idle()  # a pending background embed must not overwrite the re-index
-        updated = await self.storage.update_messages(updates)
+        updated = await self.storage.update_messages(updates, resource_id=resource)
         touched = reindexed_message_ids(updates)
         changed = [m for m in updated if m.id in touched]
         if not changed:
@@ -424,7 +478,8 @@ class Memory:
         if thread is None:
             raise ThreadNotFoundError(f"thread {thread_id!r} does not exist")
         page = await self.storage.list_messages(thread_id, per_page=False)
-        report = await reindex_messages(self.indexer(recall), thread, page.messages)
+        # The stored text is unchanged: other embedders' indexes stay (docs/spec.md §5.6).
+        report = await reindex_messages(self.indexer(recall), thread, page.messages, keep_other_indexes=True)
         return ReindexResult(len(page.messages) - len(report), report)
 
     async def reindex(
@@ -528,8 +583,9 @@ class Memory:
         resource_id = optional_resource(resource_id)
         source_resource_id = optional_resource(source_resource_id)
         cfg = self.config(thread_config)
-        await self.init()
         recall = cfg.recall
+        self._check_thread_metadata("CLONE_THREAD", recall, new_thread_id, metadata)
+        await self.init()
         return await clone_thread(
             self.storage,
             self.indexer(recall) if recall is not None else None,
@@ -658,7 +714,7 @@ class Memory:
     async def get_working_memory(self, thread_id: str, resource_id: str | None = None) -> str | None:
         """The working-memory text of the resource (or thread, in thread scope); None when unset
         (docs/spec.md §5.8)."""
-        target = WorkingMemory.target(self.options.working_memory, thread_id, resource_id)
+        target = WorkingMemoryStore.target(self.options.working_memory, thread_id, resource_id)
         await self.init()
         return await self._working_memory.get(target)
 
@@ -666,7 +722,7 @@ class Memory:
         """Replace the working-memory text (serialised per resource or thread; docs/spec.md §5.8)."""
         if not isinstance(text, str):
             raise ValidationError("working memory must be a string")
-        target = WorkingMemory.target(self.options.working_memory, thread_id, resource_id)
+        target = WorkingMemoryStore.target(self.options.working_memory, thread_id, resource_id)
         await self.init()
         await self._working_memory.update(target, text)
 
@@ -683,70 +739,16 @@ class Memory:
         request's ``topK`` or ``lastMessages`` replace the instance's. A processor whose ``id`` is already in
         ``existing`` is not added again. An invalid ``memory_config`` raises ``ConfigError``.
         """
-        cfg = self.config(request_memory_config(request_context))
-        have = {getattr(p, "id", None) for p in existing}
-        out: list[Any] = []
-        if cfg.working_memory.enabled and "working-memory" not in have:
-            wm = cfg.working_memory
-            out.append(
-                WorkingMemoryProcessor(self.storage, template=wm.template, schema=wm.schema_, scope=wm.scope)
-            )
-        if cfg.history_on and "message-history" not in have:
-            out.append(self._history(cfg))
-        out.extend(self._recall_processor(cfg, have))
-        return out
+        return self._chain.inputs(self.config(request_memory_config(request_context)), existing)
 
     def get_output_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
         """The memory output processors for this request (docs/spec.md §5.12): ``MessageHistory`` (stores the
         turn; always, so recall windows and later history find it, unless ``read_only``), then
         ``SemanticRecall`` (indexes it; recall on). Run them after your own output processors.
         ``existing`` and ``request_context`` as for :meth:`get_input_processors`."""
-        cfg = self.config(request_memory_config(request_context))
-        have = {getattr(p, "id", None) for p in existing}
-        out: list[Any] = []
-        if "message-history" not in have:
-            out.append(self._history(cfg))
-        out.extend(self._recall_processor(cfg, have))
-        return out
+        return self._chain.outputs(self.config(request_memory_config(request_context)), existing)
 
     def get_tools(self, request_context: Any = None) -> dict[str, UpdateWorkingMemoryTool]:
         """The memory tools for this request: ``{"updateWorkingMemory": tool}`` when working memory is on
         (docs/spec.md §5.12), else ``{}``. The tool's handler writes through :meth:`update_working_memory`."""
-        cfg = self.config(request_memory_config(request_context))
-        if not cfg.working_memory.enabled:
-            return {}
-        return {WORKING_MEMORY_TOOL: UpdateWorkingMemoryTool(self, cfg.working_memory)}
-
-    def _history(self, cfg: MemoryConfig) -> MessageHistory:
-        return MessageHistory(
-            self.storage,
-            last_messages=cfg.last_messages,
-            history_tokens=cfg.history_tokens,
-            read_only=cfg.read_only,
-        )
-
-    def _recall_processor(self, cfg: MemoryConfig, have: set[Any]) -> list[SemanticRecall]:
-        recall = cfg.recall
-        if recall is None or "semantic-recall" in have:
-            return []
-
-        # One instance per effective configuration, for both sides, so input and output share its index
-        # cache. The processor also honours the request's memory_config when it runs (merging it again
-        # over options that already contain it changes nothing).
-        def build() -> SemanticRecall:
-            return SemanticRecall(
-                storage=self.storage,
-                vector=self.vector,
-                embedder=self.embedder,
-                top_k=recall.top_k,
-                message_range=recall.message_range,
-                scope=recall.scope,
-                threshold=recall.threshold,
-                index_name=recall.index_name,
-                index_config=recall.index_config,
-                filter=recall.filter,
-                embedder_options=self.embedder_options,
-                read_only=cfg.read_only,
-            )
-
-        return [self._processor_cache.get(repr((recall, cfg.read_only)), build)]
+        return self._chain.tools(self.config(request_memory_config(request_context)))

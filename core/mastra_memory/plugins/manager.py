@@ -8,7 +8,8 @@ control them:
 * ``MASTRA_MEMORY_DISABLE_ENTRYPOINTS=1`` -- load no entry point at all (the project's own tests set it).
 
 :class:`OriginPluginManager` is the reusable part (loading, clash reports, hook checks) for any pluggy
-project that follows these rules; the conformance kit builds its target manager on it.
+project that follows these rules (the conformance kit builds its target manager on it); :class:`ProcessWide`
+keeps one such manager per process, built on first use.
 Nothing here runs at ``import mastra_memory``: the manager is built on first use and then cached.
 """
 
@@ -18,10 +19,10 @@ import importlib
 import importlib.metadata
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Literal, cast
+from typing import Generic, Literal, TypeVar, cast
 
 import pluggy
 
@@ -37,6 +38,7 @@ ENV_BLOCK = "MASTRA_MEMORY_BLOCK_PLUGINS"
 ENV_DISABLE = "MASTRA_MEMORY_DISABLE_ENTRYPOINTS"
 
 Source = Literal["builtin", "entrypoint", "runtime"]
+M = TypeVar("M", bound="OriginPluginManager")
 _TRUE = frozenset({"1", "true", "yes", "on"})
 
 
@@ -197,7 +199,7 @@ class MastraPluginManager(OriginPluginManager):
     moved_hooks: Mapping[str, str] = {
         "register_conformance_targets": "conformance targets are registered with the conformance kit's own "
         "hook and entry-point group, not the core's (see docs/plugins/hooks.md); move that hook to the "
-        "plugin's targets.py",
+        "plugin's testing/targets.py",
     }
 
     def __init__(self) -> None:
@@ -220,21 +222,39 @@ def build_plugin_manager(*, load_entrypoints: bool | None = None) -> MastraPlugi
     return pm
 
 
-_lock = threading.Lock()
-_manager: MastraPluginManager | None = None
+class ProcessWide(Generic[M]):
+    """One manager per process, built on first use by ``build`` and forgotten by :meth:`reset`.
+
+    Thread-safe: concurrent first uses build it once. A project keeps one at module level and exposes its
+    ``get`` and ``reset`` as functions of its own, as :func:`get_plugin_manager` does.
+    """
+
+    def __init__(self, build: Callable[[], M]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._value: M | None = None
+
+    def get(self) -> M:
+        """The manager, built now if this is the first use since the start or the last :meth:`reset`."""
+        with self._lock:
+            if self._value is None:
+                self._value = self._build()
+            return self._value
+
+    def reset(self) -> None:
+        """Forget the manager so the next :meth:`get` rebuilds it (tests; after changing the env vars)."""
+        with self._lock:
+            self._value = None
+
+
+_manager = ProcessWide(build_plugin_manager)
 
 
 def get_plugin_manager() -> MastraPluginManager:
     """The process-wide plugin manager, built on first use."""
-    global _manager
-    with _lock:
-        if _manager is None:
-            _manager = build_plugin_manager()
-        return _manager
+    return _manager.get()
 
 
 def reset_plugin_manager() -> None:
     """Forget the cached manager so the next use rebuilds it (tests; after changing the env vars)."""
-    global _manager
-    with _lock:
-        _manager = None
+    _manager.reset()

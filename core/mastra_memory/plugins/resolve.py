@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from ..errors import ConfigError, MastraMemoryError, PluginError
+from ..errors import ConfigError, MastraMemoryError, PluginError, pydantic_problems
 from .manager import ENV_DISABLE, ENV_LOAD, entrypoints_disabled
 from .registry import Registration, collect, unique
 
@@ -25,6 +25,13 @@ T = TypeVar("T")
 ADAPTER_EXTRAS = frozenset(
     {"qdrant", "pinecone", "mongodb", "pgvector", "lancedb", "opensearch", "s3vectors"}
 )
+
+#: Well-known URL schemes that name no plugin: scheme -> (what the URL is, the scheme that selects the plugin
+#: serving it, an example). A hint only: the scheme stays the plugin's name, so no adapter is imported here.
+SCHEME_ALIASES: Mapping[str, tuple[str, str, str]] = {
+    "postgres": ("A PostgreSQL URL", "pgvector", "pgvector://user:password@host:5432/db"),
+    "postgresql": ("A PostgreSQL URL", "pgvector", "pgvector://user:password@host:5432/db"),
+}
 
 
 def vector_stores() -> dict[str, Registration[MastraVector]]:
@@ -61,6 +68,17 @@ def _install_hint(name: str) -> str:
     return hint
 
 
+def _remedy(name: str, registry: Mapping[str, Any]) -> str:
+    """What to do about an unknown plugin name: the scheme that serves a well-known URL alias, or how to
+    install the plugin."""
+    alias = SCHEME_ALIASES.get(name.split("+", 1)[0])
+    if alias is None:
+        return f"To use {name!r}, {_install_hint(name)}"
+    what, plugin, example = alias
+    hint = f"{what} is served by the {plugin} plugin: give it the scheme {plugin}://, as in {example}"
+    return hint if plugin in registry else f"{hint}; {_install_hint(plugin)}"
+
+
 def _split_url(kind: str, name_or_url: str, settings: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not isinstance(name_or_url, str) or not name_or_url:
         raise ConfigError(f"{kind}: expected a registered name or a URL such as sqlite:///memory.db")
@@ -83,9 +101,7 @@ def _settings(kind: str, reg: Registration[T], settings: dict[str, Any], from_ur
         # Calling the model (not model_validate) lets pydantic-settings models read their env vars.
         return model(**settings)
     except PydanticValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in err['loc']) or '(settings)'}: {err['msg']}" for err in exc.errors()
-        ]
+        problems = pydantic_problems(exc, root="(settings)")
         raise ConfigError(
             f"invalid settings for {kind} {reg.name!r} ({model.__name__}): {'; '.join(problems)}",
             details={"name": reg.name, "plugin": reg.plugin, "problems": problems},
@@ -104,7 +120,7 @@ def _build(
     if reg is None:
         available = ", ".join(sorted(registry)) or "none"
         raise PluginError(
-            f"no {kind} named {name!r}; available: {available}. To use {name!r}, {_install_hint(name)}",
+            f"no {kind} named {name!r}; available: {available}. {_remedy(name, registry)}",
             details={"name": name, "available": sorted(registry)},
         )
     validated = _settings(kind, reg, settings, from_url="://" in name_or_url)

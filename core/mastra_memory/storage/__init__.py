@@ -6,11 +6,16 @@ metadata filter, and the template every storage is built on.
 * :mod:`.metadata_filter` — the storage-level metadata filter: :func:`validate_metadata_filter` and
   :func:`metadata_matches`, the exact rule every storage reproduces (§4.6);
 * :mod:`.codec` — plain data as JSON text, for storages that keep documents as text;
-* :mod:`.hooks` and :mod:`.base` — :class:`MemoryStorage`, whose public methods validate, merge updates,
-  clone threads and assemble include windows and pages once, over a backend's ``_`` hooks.
+* :mod:`.hooks` — :class:`StorageHooks`, what a backend implements, and the steps the template takes
+  over it; :mod:`.failures` — :class:`BackendErrors`, how a backend's own exceptions are reported;
+* :mod:`.base` — :class:`MemoryStorage`, composed of sibling parts over the hooks class that validate,
+  merge updates, clone threads and assemble include windows and pages once: :mod:`.threads`,
+  :mod:`.resources`, :mod:`.clone`, :mod:`.pages`, :mod:`.writes`, :mod:`.thread_ops` (with
+  :mod:`.patches` and :mod:`.archive`, the merge rules and the archive mark they share).
 
-A new storage subclasses :class:`MemoryStorage`, sets ``store_name`` and implements the hooks listed in
-:class:`StorageHooks`; the conformance kit's storage domain then checks it against the spec.
+A new storage subclasses :class:`MemoryStorage`, sets ``store_name``, implements the hooks listed in
+:class:`StorageHooks` and declares its exceptions in ``_backend_errors``; the conformance kit's storage
+domain then checks it against the spec.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .arguments import (
     validate_resource_id,
 )
 from .base import MemoryStorage, storage_capabilities
+from .failures import BackendErrors
 from .hooks import Candidate, Side, StorageHooks, Work
 from .metadata_filter import MetadataScalar, metadata_matches, validate_metadata_filter
 from .records import (
@@ -62,6 +68,7 @@ from .records import (
 __all__ = [
     "DEFAULT_MESSAGES_PER_PAGE",
     "DEFAULT_THREADS_PER_PAGE",
+    "BackendErrors",
     "Candidate",
     "CloneArgs",
     "CloneMessageFilter",

@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
 from ..errors import FilterValidationError, ValidationError, error_id
+from ..filters.numbers import INT64_MAX
 from ..messages import MessageContentV2, coerce_datetime
 from ..metadata_limits import RECORD_METADATA, is_unicode, metadata_problem, text_problem
 from .metadata_filter import MetadataScalar, validate_metadata_filter
@@ -61,7 +62,6 @@ M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_MESSAGES_PER_PAGE = 40  # docs/spec.md §4.3
 DEFAULT_THREADS_PER_PAGE = 100  # docs/spec.md §4.4
-_INT64_MAX = 2**63 - 1
 
 
 def _error(store: str, operation: str, status: str, message: str) -> ValidationError:
@@ -99,7 +99,7 @@ def _check_page(page: Any, per_page: Any, *, store: str, operation: str) -> None
         raise _error(store, operation, "INVALID_PER_PAGE", f"per_page must be >= 0{suffix}")
     if per_page is False and page != 0:
         raise _error(store, operation, "INVALID_PAGE", "page must be 0 when per_page is false")
-    if per_page is not False and (page * per_page > _INT64_MAX or per_page > _INT64_MAX):
+    if per_page is not False and (page * per_page > INT64_MAX or per_page > INT64_MAX):
         raise _error(store, operation, "INVALID_PAGE", "page value too large")
 
 

@@ -1,9 +1,11 @@
 """What a storage backend implements: the ``_``-prefixed hooks of the ``MemoryStorage`` template.
 
-:class:`StorageHooks` declares them; :class:`~mastra_memory.storage.MemoryStorage` (in :mod:`.base`)
-builds every public method of docs/spec.md §4.2 on top of them. The template validates arguments, merges
-updates, bumps ``updated_at``, clones threads, resolves include windows and assembles pages; a backend
-only stores and finds records. Hooks receive validated input only.
+:class:`StorageHooks` declares them; the parts of :class:`~mastra_memory.storage.MemoryStorage` (one module
+each, siblings over this class: :mod:`.threads`, :mod:`.resources`, :mod:`.clone`, :mod:`.pages`,
+:mod:`.writes`, :mod:`.thread_ops`) build every public method of docs/spec.md §4.2 on top of them. The
+template validates arguments, merges updates, bumps ``updated_at``, clones threads, resolves include
+windows, assembles pages and reports backend failures; a backend only stores and finds records. Hooks
+receive validated input only.
 
 Every hook takes ``tx``, whatever :meth:`StorageHooks._transaction` hands to the unit of work: a SQL
 connection inside a transaction, a document-database session, or a client. Nothing here assumes SQL:
@@ -12,6 +14,10 @@ MongoDB storage writes them as ``find``/``count_documents``/``bulk_write`` calls
 
 The template awaits nothing but hooks, so a backend whose hooks never suspend (the SQLite storage runs
 them on its worker thread) may drive a whole unit of work to completion synchronously.
+
+Besides the hooks, the class holds the few steps every part of the template takes over them (typed
+refusals with the store's error ids, text checks, reads by id, running a unit of work), so no part
+inherits another to reach one.
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
-from ..errors import ThreadNotFoundError, ValidationError, error_id
+from ..errors import MastraMemoryError, ThreadNotFoundError, ThreadOwnershipError, ValidationError, error_id
 from ..messages import MastraDBMessage
 from ..metadata_limits import is_unicode
 from .codec import json_text
-from .records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
+from .failures import BackendErrors
+from .records import DateRange, ListMessagesQuery, ListThreadsQuery, MessageFilter, OrderBy, Resource, Thread
 
 __all__ = ["Candidate", "Side", "StorageHooks", "Work"]
 
@@ -54,10 +61,19 @@ class StorageHooks(ABC):
 
         Create the schema on first use. ``write`` says whether ``work`` changes anything; ``idempotent``
         is ``False`` for work that must not run twice (a clone creates new ids), so it is never retried.
-        Let :class:`~mastra_memory.errors.MastraMemoryError` through unchanged and turn backend failures
-        into :class:`~mastra_memory.errors.StorageError` with the id ``..._<OPERATION>_FAILED`` and a
-        message that says what to check.
+        Let every exception through: the template reports the backend's own ones, as
+        :meth:`_backend_errors` declares them, as :class:`~mastra_memory.errors.StorageError`. (A backend
+        that declares none turns its failures into StorageError here, with the id
+        ``..._<OPERATION>_FAILED`` and a message that says what to check.)
         """
+
+    def _backend_errors(self) -> BackendErrors | None:
+        """Which exceptions are the backend's own and how to report them (:class:`.BackendErrors`).
+
+        Called when a unit of work fails; the template then raises the StorageError it describes
+        (docs/spec.md §4.2 ids, §6.6). The default, ``None``, leaves reporting to :meth:`_transaction`.
+        """
+        return None
 
     def _text_problem(self, text: str) -> str | None:
         """Why the backend cannot hold ``text``, completing "<what> ...", or ``None``.
@@ -76,34 +92,6 @@ class StorageHooks(ABC):
         """
         # Python mode, not JSON mode: JSON mode would silently turn NaN into null.
         return json_text(message.content.model_dump(), f"content of message {message.id}")
-
-    # --- helpers shared by the template and backends (not hooks) -------------------------------
-
-    def _error_id(self, operation: str, status: str) -> str:
-        return error_id("STORAGE", self.store_name, operation, status)
-
-    def _invalid(self, operation: str, status: str, message: str) -> ValidationError:
-        return ValidationError(message, id=self._error_id(operation, status), domain="STORAGE")
-
-    def _no_thread(self, operation: str, message: str, **details: Any) -> ThreadNotFoundError:
-        return ThreadNotFoundError(message, id=self._error_id(operation, "THREAD_NOT_FOUND"), details=details)
-
-    def _check_text(self, operation: str, *fields: tuple[str | None, str]) -> None:
-        """Refuse text the backend cannot hold (``(value, what)`` pairs; ``None`` values are skipped)."""
-        for value, what in fields:
-            problem = None if value is None else self._text_problem(value)
-            if problem is not None:
-                raise self._invalid(operation, "INVALID_ARGS", f"{what} {problem}")
-
-    def _existing(self, ids: Iterable[str]) -> list[str]:
-        """The ids that can exist in this backend (the others are unknown by construction)."""
-        return [value for value in ids if self._text_problem(value) is None]
-
-    async def _load_thread(self, tx: Any, thread_id: str, *, lock: bool = False) -> Thread | None:
-        return (await self._load_threads(tx, [thread_id], lock=lock)).get(thread_id)
-
-    async def _find_by_id(self, tx: Any, ids: Sequence[str], *, lock: bool = False) -> list[MastraDBMessage]:
-        return await self._messages_by_id(tx, ids, lock=lock) if ids else []
 
     # --- threads --------------------------------------------------------------------------------
 
@@ -196,3 +184,77 @@ class StorageHooks(ABC):
     @abstractmethod
     async def _write_resource(self, tx: Any, resource: Resource) -> None:
         """Insert or replace the resource by id."""
+
+    # --- steps every part of the template takes over the hooks (backends may use them too) ---------
+
+    async def _run_unit(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
+        """:meth:`_transaction`, with the backend's own exceptions reported as StorageError.
+
+        What the template calls for every unit of work, so the report of docs/spec.md §4.2/§6.6 is written
+        once (:mod:`.failures`). MastraMemoryError and exceptions the backend does not declare pass
+        through unchanged.
+        """
+        try:
+            return await self._transaction(operation, work, write=write, idempotent=idempotent)
+        except MastraMemoryError:
+            raise
+        except Exception as exc:
+            errors = self._backend_errors()
+            if errors is None or not isinstance(exc, errors.types):
+                raise
+            raise errors.storage_error(self.store_name, operation, exc) from exc
+
+    def _error_id(self, operation: str, status: str) -> str:
+        return error_id("STORAGE", self.store_name, operation, status)
+
+    def _invalid(self, operation: str, status: str, message: str) -> ValidationError:
+        return ValidationError(message, id=self._error_id(operation, status), domain="STORAGE")
+
+    def _no_thread(self, operation: str, message: str, **details: Any) -> ThreadNotFoundError:
+        return ThreadNotFoundError(message, id=self._error_id(operation, "THREAD_NOT_FOUND"), details=details)
+
+    def _not_owned(self, operation: str, message: str, **details: Any) -> ThreadOwnershipError:
+        """The write would touch another resource's thread or message (docs/spec.md §4.5, ownership).
+
+        ``message`` never names the owning resource, only what the caller named.
+        """
+        return ThreadOwnershipError(
+            message, id=self._error_id(operation, "RESOURCE_MISMATCH"), domain="STORAGE", details=details
+        )
+
+    def _check_text(self, operation: str, *fields: tuple[str | None, str]) -> None:
+        """Refuse text the backend cannot hold (``(value, what)`` pairs; ``None`` values are skipped)."""
+        for value, what in fields:
+            problem = None if value is None else self._text_problem(value)
+            if problem is not None:
+                raise self._invalid(operation, "INVALID_ARGS", f"{what} {problem}")
+
+    def _existing(self, ids: Iterable[str]) -> list[str]:
+        """The ids that can exist in this backend (the others are unknown by construction)."""
+        return [value for value in ids if self._text_problem(value) is None]
+
+    async def _load_thread(self, tx: Any, thread_id: str, *, lock: bool = False) -> Thread | None:
+        return (await self._load_threads(tx, [thread_id], lock=lock)).get(thread_id)
+
+    async def _find_by_id(self, tx: Any, ids: Sequence[str], *, lock: bool = False) -> list[MastraDBMessage]:
+        return await self._messages_by_id(tx, ids, lock=lock) if ids else []
+
+    async def _thread_messages(
+        self, tx: Any, thread_id: str, *, date_range: DateRange | None = None, newest: int | None = None
+    ) -> list[MastraDBMessage]:
+        """Messages of the thread ascending by ``(created_at, id)``, within ``date_range`` when given;
+        with ``newest``, only the newest N (one descending page, read back reversed: docs/spec.md §4.2
+        ``message_limit``)."""
+        query = ListMessagesQuery(
+            thread_ids=(thread_id,),
+            resource_id=None,
+            include=(),
+            per_page=False,
+            page=0,
+            filter=None if date_range is None else MessageFilter(date_range=date_range),
+            order=OrderBy(direction="ASC" if newest is None else "DESC"),
+            include_total=False,
+        )
+        if newest is None:
+            return await self._find_messages(tx, query, 0, None)
+        return (await self._find_messages(tx, query, 0, newest))[::-1]

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..messages import MastraDBMessage
+from .archive import ARCHIVED_KEY, is_archived
 from .arguments import (
     DEFAULT_THREADS_PER_PAGE,
     validate_list_messages_args,
@@ -35,7 +36,6 @@ from .records import (
     ThreadPage,
     message_sort_key,
 )
-from .thread_ops import ARCHIVED_KEY, is_archived
 
 __all__ = ["StoragePages"]
 
@@ -62,7 +62,7 @@ class StoragePages(StorageHooks):
                 domain="STORAGE",
             )
         query = dataclasses.replace(query, include_archived=include_archived)
-        return await self._transaction("LIST_THREADS", lambda tx: self._thread_page(tx, query), write=False)
+        return await self._run_unit("LIST_THREADS", lambda tx: self._thread_page(tx, query), write=False)
 
     async def _thread_page(self, tx: Any, q: ListThreadsQuery) -> ThreadPage:
         if q.resource_id is not None and not self._existing([q.resource_id]):
@@ -125,7 +125,7 @@ class StoragePages(StorageHooks):
             include_total,
             store=self.store_name,
         )
-        return await self._transaction("LIST_MESSAGES", lambda tx: self._message_page(tx, query), write=False)
+        return await self._run_unit("LIST_MESSAGES", lambda tx: self._message_page(tx, query), write=False)
 
     async def list_messages_by_resource_id(
         self,
@@ -141,7 +141,7 @@ class StoragePages(StorageHooks):
         query = validate_list_messages_by_resource_args(
             resource_id, include, per_page, page, filter, order_by, include_total, store=self.store_name
         )
-        return await self._transaction(
+        return await self._run_unit(
             "LIST_MESSAGES_BY_RESOURCE_ID", lambda tx: self._message_page(tx, query), write=False
         )
 
@@ -151,7 +151,7 @@ class StoragePages(StorageHooks):
         ids = self._existing(validate_message_ids(message_ids, store=self.store_name, operation=operation))
         if not ids:
             return []
-        return await self._transaction(operation, lambda tx: self._messages_by_id(tx, ids), write=False)
+        return await self._run_unit(operation, lambda tx: self._messages_by_id(tx, ids), write=False)
 
     async def _message_page(self, tx: Any, q: ListMessagesQuery) -> MessagePage:
         if q.per_page is not False and q.per_page == 0:  # False == 0 in Python, and False means "all"

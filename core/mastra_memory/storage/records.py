@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -64,6 +64,21 @@ class _StrictModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+class _HasMetadataFilter(Protocol):
+    @property
+    def metadata(self) -> dict[str, MetadataScalar] | None: ...
+
+
+_Filtered = TypeVar("_Filtered", bound=_HasMetadataFilter)
+
+
+def _check_metadata_filter(model: _Filtered) -> _Filtered:
+    """A filter model's ``metadata`` follows the §4.6 rules (one validator for every filter model)."""
+    if model.metadata is not None:
+        validate_metadata_filter(model.metadata)
+    return model
+
+
 def _fill_updated_at(data: Any) -> Any:
     """A new record starts with ``updated_at`` equal to ``created_at`` (both "now" when neither is given)."""
     if isinstance(data, Mapping) and data.get("updated_at", data.get("updatedAt")) is None:
@@ -92,7 +107,17 @@ def normalise_order_input(data: Any) -> Any:
 # --------------------------------------------------------------------------------------------- records
 
 
-class Thread(_Model):
+class _Record(_Model):
+    """A thread or resource record (docs/spec.md §4.1); one given without ``updated_at`` starts with it
+    equal to ``created_at``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        return _fill_updated_at(data)
+
+
+class Thread(_Record):
     """One conversation, owned by exactly one resource."""
 
     id: str = Field(min_length=1)
@@ -104,14 +129,13 @@ class Thread(_Model):
 
     @model_validator(mode="before")
     @classmethod
-    def _defaults(cls, data: Any) -> Any:
-        data = _fill_updated_at(data)
+    def _no_title(cls, data: Any) -> Any:
         if isinstance(data, Mapping) and "title" in data and data["title"] is None:
             return {**data, "title": ""}
         return data
 
 
-class Resource(_Model):
+class Resource(_Record):
     """The owner of threads, with optional resource-scoped working memory."""
 
     id: str = Field(min_length=1)
@@ -119,11 +143,6 @@ class Resource(_Model):
     metadata: dict[str, Any] | None = None
     created_at: Timestamp = Field(default_factory=utc_now)
     updated_at: Timestamp = Field(default_factory=utc_now)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
-        return _fill_updated_at(data)
 
 
 # --------------------------------------------------------------------------------------- query models
@@ -159,35 +178,30 @@ class MessageFilter(_StrictModel):
     date_range: DateRange | None = None
     metadata: dict[str, MetadataScalar] | None = None
 
-    @model_validator(mode="after")
-    def _check_metadata(self) -> MessageFilter:
-        if self.metadata is not None:
-            validate_metadata_filter(self.metadata)
-        return self
+    _check_metadata = model_validator(mode="after")(_check_metadata_filter)
 
 
-class OrderBy(_StrictModel):
+class _Order(_StrictModel):
+    """An order model: accepts camelCase field values and any case of direction."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        return normalise_order_input(data)
+
+
+class OrderBy(_Order):
     """Message order: always by ``(created_at, id)``; ``direction`` is ``ASC`` (default) or ``DESC``."""
 
     field: Literal["created_at"] = "created_at"
     direction: Literal["ASC", "DESC"] = "ASC"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _normalise(cls, data: Any) -> Any:
-        return normalise_order_input(data)
 
-
-class ThreadOrderBy(_StrictModel):
+class ThreadOrderBy(_Order):
     """Thread order: by ``created_at`` (default) or ``updated_at``, ``DESC`` by default; ties by id."""
 
     field: Literal["created_at", "updated_at"] = "created_at"
     direction: Literal["ASC", "DESC"] = "DESC"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _normalise(cls, data: Any) -> Any:
-        return normalise_order_input(data)
 
 
 class ThreadFilter(_StrictModel):
@@ -196,11 +210,7 @@ class ThreadFilter(_StrictModel):
     resource_id: str | None = Field(default=None, min_length=1)
     metadata: dict[str, MetadataScalar] | None = None
 
-    @model_validator(mode="after")
-    def _check_metadata(self) -> ThreadFilter:
-        if self.metadata is not None:
-            validate_metadata_filter(self.metadata)
-        return self
+    _check_metadata = model_validator(mode="after")(_check_metadata_filter)
 
 
 class MessageUpdate(_StrictModel):

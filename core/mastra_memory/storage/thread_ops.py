@@ -12,26 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ThreadNotFoundError
-from ..messages import MastraDBMessage
 from ..timestamps import canonical_timestamp, next_after
+from .archive import ARCHIVED_AT_KEY, ARCHIVED_KEY, is_archived
 from .arguments import non_blank, validate_resource_id
-from .records import ListMessagesQuery, OrderBy, Thread
-from .writes import MessageWrites
+from .hooks import StorageHooks
+from .records import Thread
 
-__all__ = ["ARCHIVED_AT_KEY", "ARCHIVED_KEY", "ThreadOperations", "is_archived"]
-
-#: Thread metadata key that marks an archived thread (``True``); docs/spec.md §4.4.
-ARCHIVED_KEY = "archived"
-#: Thread metadata key holding when the thread was archived (canonical timestamp).
-ARCHIVED_AT_KEY = "archived_at"
+__all__ = ["ThreadOperations"]
 
 
-def is_archived(thread: Thread) -> bool:
-    """Whether the thread's metadata marks it archived: ``archived`` is exactly ``True`` (§4.6 equality)."""
-    return (thread.metadata or {}).get(ARCHIVED_KEY) is True
-
-
-class ThreadOperations(MessageWrites):
+class ThreadOperations(StorageHooks):
     """``update_thread_resource_id``, ``archive_thread`` and ``unarchive_thread``."""
 
     async def update_thread_resource_id(
@@ -70,7 +60,7 @@ class ThreadOperations(MessageWrites):
             await self._write_thread(tx, thread)
             return thread
 
-        return await self._transaction(operation, work, write=True)
+        return await self._run_unit(operation, work, write=True)
 
     async def archive_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread:
         """Mark the thread archived: metadata ``archived=True`` and ``archived_at`` (docs/spec.md §4.4).
@@ -108,7 +98,7 @@ class ThreadOperations(MessageWrites):
             await self._write_thread(tx, thread)
             return thread
 
-        return await self._transaction(operation, work, write=True)
+        return await self._run_unit(operation, work, write=True)
 
     async def _owned_thread(
         self,
@@ -131,17 +121,3 @@ class ThreadOperations(MessageWrites):
                 thread_id=thread_id,
             )
         return current
-
-    async def _thread_messages(self, tx: Any, thread_id: str) -> list[MastraDBMessage]:
-        """Every message of the thread, ascending by ``(created_at, id)``."""
-        query = ListMessagesQuery(
-            thread_ids=(thread_id,),
-            resource_id=None,
-            include=(),
-            per_page=False,
-            page=0,
-            filter=None,
-            order=OrderBy(),
-            include_total=False,
-        )
-        return await self._find_messages(tx, query, 0, None)

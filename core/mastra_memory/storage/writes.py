@@ -12,32 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic.alias_generators import to_camel
-
-from ..errors import ThreadOwnershipError, ValidationError
-from ..messages import MastraDBMessage, MessageContentV2, MessageInput, normalize_messages
+from ..errors import ValidationError
+from ..messages import MastraDBMessage, MessageInput, normalize_messages
 from ..timestamps import next_after, utc_now
 from .arguments import parse_model, validate_list, validate_message_ids, validate_resource_id
 from .hooks import StorageHooks
+from .patches import merged_content
 from .records import MessageUpdate, MessageUpdateInput, Thread
 
 __all__ = ["MessageWrites"]
 
-#: camelCase alias -> field name of MessageContentV2, so content patches may use either spelling.
-_CONTENT_ALIASES = {to_camel(name): name for name in MessageContentV2.model_fields}
-
 
 class MessageWrites(StorageHooks):
     """``save_messages``, ``update_messages`` and ``delete_messages``."""
-
-    def _not_owned(self, operation: str, message: str, **details: Any) -> ThreadOwnershipError:
-        """The write would touch another resource's thread or message (docs/spec.md §4.5, ownership).
-
-        ``message`` never names the owning resource, only what the caller named.
-        """
-        return ThreadOwnershipError(
-            message, id=self._error_id(operation, "RESOURCE_MISMATCH"), domain="STORAGE", details=details
-        )
 
     async def _owners(
         self, tx: Any, messages: Iterable[MastraDBMessage], loaded: Mapping[str, Thread]
@@ -145,7 +132,7 @@ class MessageWrites(StorageHooks):
             await self._bump(tx, {m.thread_id for m in stored} | {m.thread_id for m in existing}, threads)
             return list({m.id: m for m in stored}.values())
 
-        return await self._transaction(operation, work, write=True)
+        return await self._run_unit(operation, work, write=True)
 
     async def update_messages(
         self, updates: Sequence[MessageUpdateInput], *, resource_id: str | None = None
@@ -206,14 +193,16 @@ class MessageWrites(StorageHooks):
             await self._bump(tx, bumped)
             return list(updated.values())
 
-        return await self._transaction(operation, work, write=True)
+        return await self._run_unit(operation, work, write=True)
 
     async def _apply_update(
         self, tx: Any, current: MastraDBMessage, update: MessageUpdate, operation: str, owner: str | None
     ) -> MastraDBMessage:
         changes: dict[str, Any] = {}
         if update.content is not None:
-            changes["content"] = self._merge_content(current, update.content, operation)
+            changes["content"] = merged_content(
+                current, update.content, store=self.store_name, operation=operation
+            )
         if update.role is not None:
             changes["role"] = update.role
         if update.type is not None:
@@ -239,30 +228,6 @@ class MessageWrites(StorageHooks):
             changes["resource_id"] = thread.resource_id
         return current.model_copy(update=changes)
 
-    def _merge_content(
-        self, current: MastraDBMessage, patch: Mapping[str, Any], operation: str
-    ) -> MessageContentV2:
-        """Merge a content patch one level deep, and ``metadata`` one level deeper (docs/spec.md §4.5)."""
-        merged = current.content.model_dump()
-        for key, value in patch.items():
-            name = _CONTENT_ALIASES.get(key, key)
-            if (
-                name == "metadata"
-                and isinstance(value, Mapping)
-                and isinstance(merged.get("metadata"), Mapping)
-            ):
-                merged["metadata"] = {**merged["metadata"], **value}
-            else:
-                merged[name] = value
-        return parse_model(
-            MessageContentV2,
-            merged,
-            store=self.store_name,
-            operation=operation,
-            status="INVALID_ARGS",
-            what=f"content of message {current.id}",
-        )
-
     async def delete_messages(self, message_ids: Sequence[str]) -> None:
         """Delete messages in one transaction and bump each thread that lost one; unknown ids are ignored."""
         operation = "DELETE_MESSAGES"
@@ -273,4 +238,4 @@ class MessageWrites(StorageHooks):
         async def work(tx: Any) -> None:
             await self._bump(tx, await self._delete_messages(tx, ids))
 
-        await self._transaction(operation, work, write=True)
+        await self._run_unit(operation, work, write=True)

@@ -5,19 +5,16 @@ index names (§3.7), vectors and matrices (§3.3), ids (§3.5), metadata (§3.6)
 argument rules of §3.1, each raising a typed error whose id names the public operation. The template in
 ``base.py`` calls these checks before it translates a filter or touches the backend.
 
-Why one module of this size: every hostile-input rule of the vector contract (issue 12's classes: ids,
-vector values, metadata limits, top_k and dimension bounds) lives in this one class, so a reviewer checks
-the whole boundary in one place and no store can reach its backend around it.
+Every hostile-input rule of the vector contract (issue 12's classes: ids, vector values, metadata limits,
+top_k and dimension bounds) is applied by this one class, so no store can reach its backend around it;
+what metadata may hold is :mod:`.metadata`'s.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence, Set, Sized
-from datetime import datetime
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,8 +28,8 @@ from ..errors import (
     ValidationError,
     error_id,
 )
-from ..metadata_limits import VECTOR_METADATA, is_unicode, shape_problem, shown, size_problem
-from ..timestamps import canonical_timestamp
+from ..metadata_limits import is_unicode, shown
+from .metadata import shared_metadata
 from .records import (
     MAX_DIMENSION,
     MAX_ID_LENGTH,
@@ -40,11 +37,10 @@ from .records import (
     MAX_VECTOR_NORM,
     MIN_COSINE_NORM,
     PORTABLE_INDEX_NAME,
-    RESERVED_PREFIX,
     IndexConfig,
 )
 
-__all__ = ["VectorArguments", "normalise_metadata"]
+__all__ = ["VectorArguments"]
 
 #: The types of vector components that need no per-element check (bools are not numbers here).
 _NUMBER_TYPES: frozenset[type] = frozenset(
@@ -71,47 +67,6 @@ def _short(value: Any, limit: int = 60) -> str:
         return f"an integer of about {len(format(value, 'x')) * 1.2:.0f} digits"
     text = repr(value)
     return shown(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def normalise_metadata(value: Any, path: str = "") -> Any:
-    """Return ``value`` as JSON data (datetimes as canonical timestamps, tuples as lists), docs/spec.md §3.6.
-
-    Raises ``ValueError`` naming the key path for anything not representable (sets, bytes, Decimal,
-    NaN, infinities, non-string keys, reserved ``_mastra_`` keys, other objects).
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"metadata value at {path or '<root>'} is not a finite number")
-        return 0.0 if value == 0 else float(value)
-    if isinstance(value, datetime):
-        try:
-            return canonical_timestamp(value)
-        except ValidationError as exc:
-            raise ValueError(f"metadata value at {path or '<root>'}: {exc}") from exc
-        except OverflowError:
-            raise ValueError(
-                f"metadata value at {path or '<root>'}: {value.isoformat()} is outside the years 1-9999 "
-                "once converted to UTC"
-            ) from None
-    if isinstance(value, (list, tuple)):
-        return [normalise_metadata(v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, val in value.items():
-            if not isinstance(key, str):
-                raise ValueError(f"metadata key {key!r} at {path or '<root>'} is not a string")
-            if not path and key.startswith(RESERVED_PREFIX):
-                raise ValueError(f"metadata key {key!r} is reserved for adapters (prefix {RESERVED_PREFIX})")
-            out[key] = normalise_metadata(val, f"{path}.{key}" if path else key)
-        return out
-    raise ValueError(
-        f"metadata value at {path or '<root>'} has unsupported type {type(value).__name__}; "
-        "use str, int, float, bool, None, list, dict or datetime"
-    )
 
 
 class VectorArguments:
@@ -457,7 +412,8 @@ class VectorArguments:
         else:
             self._check_ids(operation, id_list, max_length=MAX_ID_LENGTH)
         metas = [
-            self._metadata(operation, metadata[i] if metadata else None, f"metadata[{i}]") for i in range(n)
+            self._metadata(operation, metadata[i] if metadata else None, f"metadata[{i}]", id_list[i])
+            for i in range(n)
         ]
         return matrix, id_list, metas
 
@@ -524,15 +480,16 @@ class VectorArguments:
         vec = None
         if update.get("vector") is not None:
             vec = self._vector(operation, update["vector"], "vector [0]", "INVALID_VECTOR")
+        if id is not None:
+            self._check_ids(operation, [id], max_length=MAX_ID_LENGTH)
         meta = None
         if "metadata" in update:
-            meta = self._metadata(operation, update["metadata"] or {}, "metadata")
+            # By filter the records are not known before I/O: the store's rules are judged without an id.
+            meta = self._metadata(operation, update["metadata"] or {}, "metadata", id)
         if vec is None and meta is None:
             raise self._error(
                 ValidationError, operation, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
             )
-        if id is not None:
-            self._check_ids(operation, [id], max_length=MAX_ID_LENGTH)
         return vec, meta
 
     def _delete_arguments(self, operation: str, ids: Sequence[str] | None, filter: Any) -> list[str] | None:
@@ -601,12 +558,11 @@ class VectorArguments:
 
     # --- metadata (docs/spec.md §3.6) ----------------------------------------------------------
 
-    def _metadata(self, operation: str, raw: Any, label: str) -> dict[str, Any]:
+    def _metadata(self, operation: str, raw: Any, label: str, record_id: str | None = None) -> dict[str, Any]:
         """One record's metadata, normalised, or ValidationError ``…_INVALID_METADATA`` naming ``label``.
 
-        Within the limits of :data:`~mastra_memory.metadata_limits.VECTOR_METADATA` (depth, keys, size,
-        Unicode text; checked without recursion), JSON data (:func:`normalise_metadata`), and storable by
-        this backend (:meth:`_metadata_problem`).
+        Within the shared limits and JSON data (:func:`~.metadata.shared_metadata`), and storable by this
+        backend (:meth:`_metadata_problem`, given the record's id when it is known).
         """
         if raw is None:
             raw = {}
@@ -617,27 +573,26 @@ class VectorArguments:
                 "INVALID_METADATA",
                 f"{label} must be a dict, got {type(raw).__name__}",
             )
-        problem = shape_problem(raw, VECTOR_METADATA)
-        if problem is None:
-            try:
-                meta: dict[str, Any] = normalise_metadata(raw)
-                problem = size_problem(
-                    json.dumps(meta, ensure_ascii=False, allow_nan=False, separators=(",", ":")),
-                    VECTOR_METADATA,
-                )
-            except ValueError as exc:  # normalise_metadata's problems; an int of too many digits
-                problem = str(exc)
-        if problem is None:
-            problem = self._metadata_problem(meta)
-        if problem is not None:
+        meta, problem = shared_metadata(raw)
+        if meta is not None:
+            problem = self._metadata_problem(meta, record_id)
+        if problem is not None or meta is None:
             raise self._error(ValidationError, operation, "INVALID_METADATA", f"{label}: {problem}")
         return meta
 
-    def _metadata_problem(self, metadata: dict[str, Any]) -> str | None:
-        """Why this backend cannot store ``metadata`` (normalised and within the shared limits), or None.
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
+        """Why this backend cannot store ``metadata`` as the metadata of record ``record_id``, or None.
 
-        Adapters with limits of their own (declared as deviations in their manifest) override this; it
-        runs in the shared validation, before any I/O, so ``Memory`` sees it before it stores a message.
-        The default accepts everything.
+        The hook for an adapter's own metadata rules (docs/spec.md §3.3, §3.6): field names the backend
+        reserves, value types or integer ranges it cannot hold, a per-record size budget — each declared
+        as a deviation in the manifest. ``metadata`` is normalised JSON data already within the shared
+        limits; ``record_id`` is the record's id (``None`` for ``update_vector`` by filter, whose records
+        are not known before I/O). Return a sentence naming the key path, the rule and what to do; the
+        template raises it as ``…_INVALID_METADATA``.
+
+        It runs in the shared validation of ``upsert`` and ``update_vector``, before any I/O, and
+        ``Memory`` runs it on every vector record it would write before it stores a message (§5.4), so
+        a rule checked here refuses the message instead of storing it unindexed. A rule checked only
+        inside ``_upsert`` would come too late for both. The default accepts everything.
         """
         return None

@@ -37,14 +37,21 @@ from ..filters.visitor import FilterTranslator
 from .arguments import VectorArguments
 from .records import RESERVED_PREFIX, IndexConfig, IndexStats, QueryResult
 
-__all__ = ["FilterInput", "MastraVector", "TranslatedFilter"]
+__all__ = ["FilterInput", "MastraVector", "Matrix", "Metadata", "TranslatedFilter", "Vector"]
 
 logger = logging.getLogger("mastra_memory.vector")
 
 T = TypeVar("T")
+N = TypeVar("N")
 
 #: What the filter-taking methods accept: a filter dict, a parsed AST node, or None (match all).
 FilterInput: TypeAlias = Mapping[str, Any] | Node | None
+#: One vector as the hooks receive it: float64, checked (docs/spec.md §3.3).
+Vector: TypeAlias = npt.NDArray[np.float64]
+#: Vectors as ``_upsert`` receives them: one per row of a float64 matrix.
+Matrix: TypeAlias = npt.NDArray[np.float64]
+#: One record's metadata as the hooks receive it: normalised JSON data (docs/spec.md §3.6).
+Metadata: TypeAlias = dict[str, Any]
 _NODE_TYPES: tuple[type, ...] = get_args(Node)
 
 
@@ -80,6 +87,9 @@ class MastraVector(VectorArguments, ABC):
     #: The ``**adapter_options`` :meth:`query` accepts and hands to ``_query`` (``ef``, ``exact``, ...);
     #: any other is refused before any I/O (docs/spec.md §3.1).
     query_options: ClassVar[frozenset[str]] = frozenset()
+    #: The ``**adapter_options`` :meth:`create_index` accepts and hands to ``_create_index`` (Pinecone's
+    #: ``cloud``, LanceDB's ``quantization``, ...); any other is refused before any I/O (docs/spec.md §3.1).
+    create_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self) -> None:
         self._dimensions: dict[str, int] = {}
@@ -113,16 +123,42 @@ class MastraVector(VectorArguments, ABC):
             )
             raise err from exc
 
-    def _check_query_options(self, operation: str, options: Mapping[str, Any]) -> None:
-        unknown = set(options) - self.query_options
+    def _check_options(
+        self, operation: str, method: str, options: Mapping[str, Any], declared: frozenset[str]
+    ) -> None:
+        """Refuse any of ``options`` (a public ``method``'s ``**adapter_options``) not ``declared``."""
+        unknown = set(options) - declared
         if unknown:
-            accepted = ", ".join(sorted(self.query_options)) or "none"
+            accepted = ", ".join(sorted(declared)) or "none"
             raise self._error(
                 ValidationError,
                 operation,
                 "INVALID_ARGS",
-                f"unknown query options {sorted(unknown)} for {self.store_name} (it accepts: {accepted})",
+                f"unknown {method} options {sorted(unknown)} for {self.store_name} (it accepts: {accepted})",
             )
+
+    def _keep_existing(
+        self, index: str, existing_dimension: int, existing_metric: str, dimension: int, metric: Metric
+    ) -> None:
+        """``create_index`` of an index that exists (docs/spec.md §3.1): another dimension raises
+        IndexDimensionMismatchError; another metric is logged as a warning and the existing one is kept."""
+        self._check_dimension("CREATE_INDEX", index, existing_dimension, dimension)
+        if existing_metric != metric:
+            logging.getLogger(type(self).__module__).warning(
+                "%s index %r exists with metric %s; keeping it (asked for %s)",
+                self.store_name,
+                index,
+                existing_metric,
+                metric,
+            )
+
+    def _native(self, native_filter: Any, kind: type[N]) -> N:
+        """``native_filter`` as this store's translator made it (a ``kind``); anything else is a bug."""
+        if not isinstance(native_filter, kind):
+            raise MastraMemoryError(
+                f"{self.store_name} expected a translated {kind.__name__}, got {type(native_filter).__name__}"
+            )
+        return native_filter
 
     def _not_found(self, operation: str, index: str) -> IndexNotFoundError:
         err = self._error(
@@ -201,6 +237,7 @@ class MastraVector(VectorArguments, ABC):
         op = "CREATE_INDEX"
         name = self._native_name(op, index_name)
         chosen, config, keys = self._create_arguments(op, dimension, metric, index_config, metadata_indexes)
+        self._check_options(op, "create_index", adapter_options, self.create_options)
         await self._call(op, self._create_index(name, dimension, chosen, config, keys, adapter_options), name)
         self._forget_index(name)
 
@@ -245,7 +282,7 @@ class MastraVector(VectorArguments, ABC):
         op = "QUERY"
         name = self._native_name(op, index_name)
         vector = self._query_arguments(op, query_vector, top_k)
-        self._check_query_options(op, adapter_options)
+        self._check_options(op, "query", adapter_options, self.query_options)
         if isinstance(filter, TranslatedFilter):
             native_filter = filter.native if filter.store is self else self.translate_filter(filter.node)
         else:
@@ -374,25 +411,25 @@ class MastraVector(VectorArguments, ABC):
         options: dict[str, Any],
     ) -> None:
         """Create the index, or no-op for the same dimension (warn on another metric); raise
-        IndexDimensionMismatchError (via ``self._check_dimension``) for another dimension."""
+        IndexDimensionMismatchError (via ``self._check_dimension``) for another dimension. ``options``
+        holds only names the store declares in ``create_options``."""
 
     @abstractmethod
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         """Insert or replace the records (ids unique here). Split into backend-sized batches (§3.8)."""
 
     @abstractmethod
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        """The top_k best matches with portable scores (``native_filter`` is None for match-all, §3.4)."""
+        """The top_k best matches with portable scores (``native_filter`` is None for match-all, §3.4);
+        ``options`` holds only names the store declares in ``query_options``."""
 
     @abstractmethod
     async def _list_indexes(self) -> list[str]: ...
@@ -406,16 +443,12 @@ class MastraVector(VectorArguments, ABC):
 
     @abstractmethod
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None: ...
 
     @abstractmethod
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None: ...
 
     @abstractmethod

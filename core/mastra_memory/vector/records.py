@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +22,8 @@ from ..errors import ConfigError
 #: Namespace for deterministic uuid5 ids on backends that accept only UUIDs (Qdrant, docs/spec.md §3.5).
 #: Never change it.
 MASTRA_ID_NAMESPACE = uuid.UUID("6f1d2a3c-5b7e-5c1a-9d3e-4f2a1b0c9e87")
+#: One code of an id escaped by :func:`escape_nul`.
+_ESCAPED: Final = re.compile("\x01([\x01\x02])")
 #: Metadata keys with this prefix are reserved for adapters and stripped from results (docs/spec.md §3.6).
 RESERVED_PREFIX = "_mastra_"
 #: The portable index-name form (docs/spec.md §3.7).
@@ -148,3 +150,52 @@ def _pydantic_problems(exc: PydanticValidationError) -> str:
 def mastra_uuid(record_id: str) -> str:
     """Deterministic UUID for a non-UUID id (backends that accept only UUIDs, docs/spec.md §3.5)."""
     return str(uuid.uuid5(MASTRA_ID_NAMESPACE, record_id))
+
+
+def has_mapped_form(value: str, prefix: str = "") -> bool:
+    """Whether ``value`` looks like a mapped id: ``prefix`` and a canonical lowercase version-5 UUID, the
+    form :func:`native_record_id` maps ids to (docs/spec.md §3.5)."""
+    if len(value) != len(prefix) + 36 or not value.startswith(prefix) or value[len(prefix) + 14] != "5":
+        return False  # the cheap tests first: most ids end here
+    text = value[len(prefix) :]
+    try:
+        parsed = uuid.UUID(text)
+    except ValueError:
+        return False
+    return parsed.version == 5 and str(parsed) == text
+
+
+def native_record_id(record_id: str, accepts: Callable[[str], bool], prefix: str = "") -> str:
+    """The id a backend that restricts ids stores ``record_id`` under (docs/spec.md §3.5): the id itself
+    when the backend ``accepts`` it and it does not look like a mapped id, else ``prefix`` and
+    ``uuid5(MASTRA_ID_NAMESPACE, id)``.
+
+    Kept ids never have the mapped form and mapped ids always do, so two distinct ids are two records:
+    when a literal uuid5 string was kept as is, it shared one record with the id it is the uuid5 of, and
+    one tenant could overwrite or delete another's vectors (issue 23).
+    """
+    if accepts(record_id) and not has_mapped_form(record_id, prefix):
+        return record_id
+    return prefix + mastra_uuid(record_id)
+
+
+def escape_nul(record_id: str) -> str:
+    """``record_id`` without U+0000, for backends whose text cannot hold it (pgvector, MongoDB; docs/spec.md
+    §3.5): U+0001 becomes U+0001 U+0002, then U+0000 becomes U+0001 U+0001; other ids are unchanged.
+
+    A prefix code over the two characters that sort below all others, so escaped ids are equal exactly
+    when the ids are, and sort (by code point or by UTF-8 byte) as the ids do: ties and listings in id
+    order stay exact. :func:`unescape_nul` inverts it.
+    """
+    if "\x01" in record_id:
+        record_id = record_id.replace("\x01", "\x01\x02")
+    if "\x00" in record_id:
+        record_id = record_id.replace("\x00", "\x01\x01")
+    return record_id
+
+
+def unescape_nul(stored_id: str) -> str:
+    """The id :func:`escape_nul` turned into ``stored_id`` (read left to right, one code at a time)."""
+    if "\x01" not in stored_id:
+        return stored_id
+    return _ESCAPED.sub(lambda m: "\x00" if m.group(1) == "\x01" else "\x01", stored_id)

@@ -68,17 +68,12 @@ class SqlFilterTranslator(FilterTranslator[F], Generic[F, L]):
 
     # --- backend hooks -------------------------------------------------------------------------------
 
-    @abstractmethod
-    def _make(self, sql: str, params: Mapping[str, Any]) -> F:
-        """The backend's fragment type."""
-
-    @abstractmethod
-    def _join(self, operator: str, parts: Sequence[str]) -> str:
-        """``AND``/``OR`` of ``parts`` (each a condition)."""
-
-    @abstractmethod
-    def _negate(self, sql: str) -> str:
-        """NOT of a condition such that a row without the field matches (docs/spec.md §2.4)."""
+    #: The backend's fragment type, made from SQL and its parameters.
+    _make: Callable[[str, Mapping[str, Any]], F]
+    #: ``AND``/``OR`` of ``parts`` (each a condition): ``_join(operator, parts)``.
+    _join: Callable[[str, Sequence[str]], str]
+    #: NOT of a condition such that a row without the field matches (docs/spec.md §2.4).
+    _negate: Callable[[str], str]
 
     @abstractmethod
     def _some(self, path: Path, test: Callable[[L], str], *, expand: bool) -> str:

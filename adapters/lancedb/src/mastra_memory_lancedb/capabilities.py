@@ -28,9 +28,6 @@ LANCEDB_CAPABILITIES: Final = AdapterCapabilities(
     emulated_operators=frozenset({"$regex", "$contains", "$elemMatch"}),
     implicit_array_traversal=True,
     metadata_only_query=True,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
     index_types=frozenset({"hnsw", "ivfflat", "flat"}),
     max_upsert_batch=5000,
-    update_by_filter="native",
-    delete_by_filter="native",
 )

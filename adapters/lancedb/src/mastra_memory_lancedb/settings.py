@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic.alias_generators import to_snake
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from mastra_memory.plugins.settings import StoreSettings
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import SettingsConfigDict
 
 DEFAULT_URL = "./lancedb"
 #: The prefix a ``lancedb://`` URL (``Memory(vector="lancedb:///data/lance")``) carries before the URI.
 URL_SCHEME = "lancedb://"
 
 
-class LanceDBSettings(BaseSettings):
+class LanceDBSettings(StoreSettings):
     """Where the LanceDB database lives and how the store maintains its tables.
 
     ``url`` is anything ``lancedb.connect_async`` takes: a local directory (``./lancedb``), an object-store
@@ -25,7 +26,8 @@ class LanceDBSettings(BaseSettings):
     ``MASTRA_MEMORY_LANCEDB_API_KEY``, ...
     """
 
-    model_config = SettingsConfigDict(env_prefix="MASTRA_MEMORY_LANCEDB_", extra="forbid")
+    model_config = SettingsConfigDict(env_prefix="MASTRA_MEMORY_LANCEDB_")
+    spellings: ClassVar[Mapping[str, str]] = {"uri": "url"}
 
     url: str = Field(default=DEFAULT_URL, min_length=1)
     api_key: SecretStr | None = None
@@ -47,16 +49,16 @@ class LanceDBSettings(BaseSettings):
 
     @model_validator(mode="before")
     @classmethod
-    def _spellings(cls, data: Any) -> Any:
-        """Accept camelCase keys and ``uri`` for ``url``; strip a ``lancedb://`` scheme."""
-        if not isinstance(data, dict):
-            return data
-        out = {to_snake(k) if isinstance(k, str) else k: v for k, v in data.items()}
-        if "uri" in out:
-            if "url" in out and out["url"] != out["uri"]:
-                raise ValueError("give either url or uri, not both")
-            out["url"] = out.pop("uri")
-        url = out.get("url")
-        if isinstance(url, str) and url.lower().startswith(URL_SCHEME):
-            out["url"] = url[len(URL_SCHEME) :] or DEFAULT_URL
-        return out
+    def _url_or_uri(cls, data: Any) -> Any:
+        """Refuse ``url`` and ``uri`` with different values (both name the database)."""
+        if isinstance(data, dict) and "uri" in data and data.get("url", data["uri"]) != data["uri"]:
+            raise ValueError("give either url or uri, not both")
+        return data
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _strip_scheme(cls, value: Any) -> Any:
+        """``lancedb:///data/lance`` is ``/data/lance``: the scheme only names the plugin."""
+        if isinstance(value, str) and value.lower().startswith(URL_SCHEME):
+            return value[len(URL_SCHEME) :] or DEFAULT_URL
+        return value

@@ -1,28 +1,14 @@
 """The LanceDB vector store: one Lance table per index, metadata kept verbatim and as JSONB.
 
-Table layout (``_schema``):
-
-==========================  ====================================================================
-column                      content
-==========================  ====================================================================
-``id``                      the record id, verbatim (BTREE scalar index)
-``vector``                  ``fixed_size_list<float32>[dimension]``
-``metadata``                the metadata as JSON text, exactly as written: what reads return
-``_mastra_json``            the same document as JSONB (``pa.json_(pa.utf8())``): what filters read
-``_mastra_idx_<n>``         for each key of ``create_index(metadata_indexes=...)``: its string values
-                            (``list<string>``, LabelList scalar index), so ``{thread_id: "t1"}`` is
-                            answered from an index (dropped for a key whose values are mostly
-                            distinct, e.g. ``message_id``: its column is scanned instead)
-==========================  ====================================================================
-
-The schema metadata records dimension, metric, ANN configuration and the indexed keys, so a table
-describes itself to every process that opens it.
+Table layout: a row per record, the metadata as JSON text (what reads return) and as JSONB (what filters
+read), index columns for ``metadata_indexes`` keys; the schema metadata describes the table to every
+process that opens it (:mod:`.layout`).
 
 Writes are ``merge_insert`` on ``id`` (insert or replace whole rows, never a table overwrite), split into
 batches of ``max_upsert_batch`` rows and serialised per table inside one store. A delete that matches
 nothing is only a count (Lance would commit a version for it). Every
 ``optimize_every`` write calls the table is optimised (fragments compacted, indexes updated), and once
-it holds ``index_min_rows`` rows the configured ANN index is trained.
+it holds ``index_min_rows`` rows the configured ANN index is trained (:mod:`.ann`).
 
 Queries (see ``translate.py`` for the bounds): an exact filter is a Lance prefilter of the vector
 search. Otherwise the rows SQL cannot decide — ``upper AND NOT lower`` — are read and judged by the
@@ -42,26 +28,27 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Final, Literal, cast
+from typing import Any, Final
 
 import lancedb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
-from lancedb.index import BTree, HnswFlat, HnswPq, HnswSq, IvfFlat, IvfPq, LabelList
+from lancedb.index import BTree, LabelList
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import IndexNotFoundError, ValidationError
 from mastra_memory.filters import matches
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef
 
+from . import layout
+from .ann import DISTANCE_TYPES, drop_unselective_indexes, train
 from .capabilities import LANCEDB_CAPABILITIES
+from .layout import FLOAT32, INDEX_PREFIX, TableInfo
 from .settings import LanceDBSettings
 from .translate import (
     FALSE,
-    JSON_COLUMN,
     TRUE,
     LanceDBTranslator,
     LanceFilter,
@@ -72,97 +59,13 @@ __all__ = ["LANCEDB_CAPABILITIES", "LanceDBVector"]
 
 logger = logging.getLogger("mastra_memory_lancedb")
 
-_DISTANCE_TYPES: Final[Mapping[str, Literal["cosine", "l2", "dot"]]] = {
-    "cosine": "cosine",
-    "euclidean": "l2",
-    "dotproduct": "dot",
-}
 _QUANTISATIONS: Final = ("sq", "pq", "none")
-_INDEX_PREFIX: Final = "_mastra_idx_"
-_META_PREFIX: Final = "mastra."
 # Rows returned beyond top_k so that records tied at the cut-off are ordered by id (docs/spec.md §3.1).
 _TIE_MARGIN: Final = 8
 # Longest ``id IN (...)`` list spliced into a query; beyond it a query scans exactly instead.
 _IN_LIST_LIMIT: Final = 2000
 # Ids per ``DELETE ... WHERE id IN (...)`` statement.
 _DELETE_CHUNK: Final = 1000
-_FLOAT32: Final = np.dtype("<f4")
-_JSON_FIELD: Final = pa.field(JSON_COLUMN, pa.json_(pa.utf8()), nullable=False)
-# A LabelList index keeps one bitmap per distinct value, and every optimize rebuilds it whole: about 30 µs
-# per distinct value here, 0.3 s per optimize at 10k rows for a key that is unique per record (Memory's
-# message_id). For such a key a scan of its small list column is as fast as the index (2 vs 4 ms for 20
-# values at 100k rows), so the index is dropped once the table shows the key's values are mostly distinct.
-_UNSELECTIVE_SHARE: Final = 0.5
-_UNSELECTIVE_MIN_ROWS: Final = 1000
-
-
-@dataclass
-class _Table:
-    """An open table and what its schema metadata says about it."""
-
-    table: Any  # lancedb.AsyncTable (the package ships no type information)
-    schema: pa.Schema  # as written: the JSONB column typed pa.json_(pa.utf8()), which Lance encodes
-    dimension: int
-    metric: Metric
-    index: dict[str, Any]
-    indexed: dict[str, str]  # metadata key -> index column
-    has_ann: bool
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    writes: int = 0
-    # Rows as last counted plus this store's inserts since: whether to count (and train) the ANN index.
-    rows: int | None = None
-    selectivity_checked: bool = False
-
-
-def _schema(dimension: int, metric: Metric, index: Mapping[str, Any], keys: Sequence[str]) -> pa.Schema:
-    fields = [
-        pa.field("id", pa.utf8(), nullable=False),
-        pa.field("vector", pa.list_(pa.float32(), dimension), nullable=False),
-        pa.field("metadata", pa.utf8(), nullable=False),
-        _JSON_FIELD,
-    ]
-    fields += [
-        pa.field(f"{_INDEX_PREFIX}{i}", pa.list_(pa.utf8()), nullable=False, metadata={"mastra.key": key})
-        for i, key in enumerate(keys)
-    ]
-    meta = {
-        f"{_META_PREFIX}dimension": str(dimension),
-        f"{_META_PREFIX}metric": metric,
-        f"{_META_PREFIX}index": json.dumps(dict(index), sort_keys=True),
-        f"{_META_PREFIX}layout": "1",
-    }
-    return pa.schema(fields, metadata=meta)
-
-
-def _string_values(value: Any) -> list[str]:
-    """What an index column holds for one value: the string itself, or a list's string elements."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    return []
-
-
-def _not_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _unstorable(value: Any, path: str) -> str | None:
-    """Why ``value`` cannot be stored (strings with unpaired surrogates are not UTF-8), else None."""
-    if isinstance(value, str):
-        return f"{path}: strings with unpaired surrogates cannot be stored" if _not_utf8(value) else None
-    if isinstance(value, list):
-        return next((p for i, v in enumerate(value) if (p := _unstorable(v, f"{path}[{i}]"))), None)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            problem = _unstorable(key, f"{path}.{key} (key)") or _unstorable(item, f"{path}.{key}")
-            if problem:
-                return problem
-    return None
 
 
 def _score(metric: Metric, distance: float) -> float:
@@ -204,6 +107,7 @@ class LanceDBVector(MastraVector):
     capabilities = LANCEDB_CAPABILITIES
     translator = LanceDBTranslator
     query_options = frozenset({"ef", "probes"})
+    create_options = frozenset({"quantization"})
 
     def __init__(self, settings: LanceDBSettings | str | None = None) -> None:
         super().__init__()
@@ -214,7 +118,7 @@ class LanceDBVector(MastraVector):
         self.settings = settings
         self._db: Any = None
         self._connect_lock = asyncio.Lock()
-        self._tables: dict[str, _Table] = {}
+        self._tables: dict[str, TableInfo] = {}
 
     # --- connection and tables -------------------------------------------------------------------
 
@@ -241,7 +145,7 @@ class LanceDBVector(MastraVector):
         self._tables.clear()
         self._db = None
 
-    async def _open(self, operation: str, name: str) -> _Table:
+    async def _open(self, operation: str, name: str) -> TableInfo:
         info = self._tables.get(name)
         if info is not None:
             return info
@@ -252,28 +156,9 @@ class LanceDBVector(MastraVector):
             if "not found" in str(exc) or "does not exist" in str(exc):
                 raise self._not_found(operation, name) from exc
             raise
-        info = await self._describe_table(table)
+        info = await layout.describe_table(table)
         self._tables[name] = info
         return info
-
-    async def _describe_table(self, table: Any) -> _Table:
-        stored = await table.schema()
-        # Lance reports its JSONB column as large_binary; writes must send JSON text typed pa.json_.
-        schema = pa.schema(
-            [_JSON_FIELD if f.name == JSON_COLUMN else f for f in stored],
-            metadata=stored.metadata,
-        )
-        meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
-        vector_type = schema.field("vector").type
-        dimension = int(meta.get(f"{_META_PREFIX}dimension", vector_type.list_size))
-        metric = cast(Metric, meta.get(f"{_META_PREFIX}metric", "cosine"))
-        index = json.loads(meta.get(f"{_META_PREFIX}index", "{}"))
-        indexed = {}
-        for f in schema:
-            if f.name.startswith(_INDEX_PREFIX) and f.metadata and b"mastra.key" in f.metadata:
-                indexed[f.metadata[b"mastra.key"].decode()] = f.name
-        has_ann = any(list(i.columns) == ["vector"] for i in await table.list_indices())
-        return _Table(table, schema, dimension, metric, index, indexed, has_ann)
 
     def _forget(self, name: str) -> None:
         info = self._tables.pop(name, None)
@@ -292,12 +177,6 @@ class LanceDBVector(MastraVector):
         options: dict[str, Any],
     ) -> None:
         op = "CREATE_INDEX"
-        unknown = set(options) - {"quantization"}
-        if unknown:
-            raise self._error(
-                ValidationError, op, "INVALID_ARGS",
-                f"unknown create_index options {sorted(unknown)} for lancedb (it takes: quantization)",
-            )  # fmt: skip
         kind = config.type or "hnsw"
         quantization = options.get("quantization", "sq" if kind == "hnsw" else "none")
         if quantization not in _QUANTISATIONS:
@@ -320,7 +199,7 @@ class LanceDBVector(MastraVector):
             return
         db = await self._connection()
         try:
-            table = await db.create_table(name, schema=_schema(dimension, metric, index, keys))
+            table = await db.create_table(name, schema=layout.schema(dimension, metric, index, keys))
         except ValueError as exc:
             if "already exists" not in str(exc):
                 raise
@@ -329,23 +208,19 @@ class LanceDBVector(MastraVector):
             return
         await table.create_index("id", config=BTree())
         for i in range(len(keys)):
-            await table.create_index(f"{_INDEX_PREFIX}{i}", config=LabelList())
-        self._tables[name] = await self._describe_table(table)
+            await table.create_index(f"{INDEX_PREFIX}{i}", config=LabelList())
+        self._tables[name] = await layout.describe_table(table)
 
     def _check_existing(
         self,
-        info: _Table,
+        info: TableInfo,
         name: str,
         dimension: int,
         metric: Metric,
         index: Mapping[str, Any],
         keys: Sequence[str],
     ) -> None:
-        self._check_dimension("CREATE_INDEX", name, info.dimension, dimension)
-        if info.metric != metric:
-            logger.warning(
-                "index %r already exists with metric %r; keeping it (asked for %r)", name, info.metric, metric
-            )
+        self._keep_existing(name, info.dimension, info.metric, dimension, metric)
         if dict(index) != info.index:
             logger.warning(
                 "index %r already exists with ANN configuration %s; keeping it (asked for %s)",
@@ -378,60 +253,15 @@ class LanceDBVector(MastraVector):
 
     # --- hooks: writes -----------------------------------------------------------------------------
 
-    def _batch(
-        self,
-        operation: str,
-        info: _Table,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.floating[Any]],
-        metadata: Sequence[str],
-    ) -> pa.Table:
-        """Rows in the table's schema; ``metadata`` are the documents' JSON texts."""
-        with np.errstate(over="ignore"):
-            as_float32 = np.ascontiguousarray(vectors, dtype=_FLOAT32)
-        bad = np.argwhere(~np.isfinite(as_float32))
-        if bad.size:
-            i, j = (int(x) for x in bad[0])
-            raise self._error(
-                ValidationError, operation, "INVALID_VECTOR",
-                f"vector [{i}][{j}] = {vectors[i, j]!r} is outside the float32 range LanceDB keeps",
-            )  # fmt: skip
-        columns: dict[str, Any] = {
-            "id": pa.array(ids, pa.utf8()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(as_float32.ravel()), info.dimension),
-            "metadata": pa.array(metadata, pa.utf8()),
-            JSON_COLUMN: pa.array(metadata, pa.json_(pa.utf8())),
-        }
-        if info.indexed:
-            documents = [json.loads(m) for m in metadata]
-            for key, column in info.indexed.items():
-                values = [_string_values(d.get(key)) for d in documents]
-                columns[column] = pa.array(values, pa.list_(pa.utf8()))
-        return pa.table(columns, schema=info.schema)
-
-    def _metadata_json(self, operation: str, metadata: Mapping[str, Any], where: str) -> str:
-        problem = _unstorable(dict(metadata), where)
-        if problem:
-            raise self._error(ValidationError, operation, "INVALID_METADATA", problem)
-        return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         op = "UPSERT"
-        for i, rid in enumerate(ids):
-            if _not_utf8(rid):
-                raise self._error(
-                    ValidationError, op, "INVALID_ID",
-                    f"ids must be non-empty strings that encode as UTF-8 (ids[{i}] = {rid!r})",
-                )  # fmt: skip
-        texts = [self._metadata_json(op, m, f"metadata[{i}]") for i, m in enumerate(metadata)]
+        texts = [layout.metadata_json(m) for m in metadata]
         info = await self._open(op, name)
         self._check_dimension(op, name, info.dimension, vectors.shape[1])
-        batch = self._batch(op, info, ids, vectors, texts)
+        batch = layout.rows(info, ids, vectors, texts)
         await self._merge(info, batch, insert=True)
 
-    async def _merge(self, info: _Table, rows: pa.Table, *, insert: bool) -> None:
+    async def _merge(self, info: TableInfo, rows: pa.Table, *, insert: bool) -> None:
         """Merge ``rows`` on ``id`` in batches: replace matching rows, insert new ones if ``insert``."""
         size = self.capabilities.max_upsert_batch or rows.num_rows
         async with info.lock:
@@ -444,7 +274,7 @@ class LanceDBVector(MastraVector):
                     info.rows += result.num_inserted_rows
             await self._maintain(info)
 
-    async def _maintain(self, info: _Table) -> None:
+    async def _maintain(self, info: TableInfo) -> None:
         """Optimise every ``optimize_every`` writes; train the ANN index once the table is big enough.
 
         Runs under the table's write lock. Maintenance never fails a write: problems are logged.
@@ -460,54 +290,13 @@ class LanceDBVector(MastraVector):
                 if optimize or info.rows is None or info.rows >= self.settings.index_min_rows:
                     info.rows = int(await info.table.count_rows())
                 if info.rows >= self.settings.index_min_rows:
-                    await self._train(info)
+                    await train(info)
                     return
             if optimize:
-                await self._drop_unselective_indexes(info)
+                await drop_unselective_indexes(info)
                 await info.table.optimize()
         except Exception:
             logger.warning("lancedb table maintenance failed; it is retried later", exc_info=True)
-
-    async def _drop_unselective_indexes(self, info: _Table) -> None:
-        """Drop the LabelList index of index columns whose values are mostly distinct (once per table).
-
-        The column stays and filters keep reading it (docs/spec.md §3.1: ``metadata_indexes`` is a hint);
-        only the per-value bitmaps, which cost more to maintain than they save, go.
-        """
-        if info.selectivity_checked or not info.indexed:
-            return
-        rows = await info.table.query().select(list(info.indexed.values())).to_arrow()
-        if rows.num_rows < _UNSELECTIVE_MIN_ROWS:
-            return
-        unselective = {
-            column
-            for column in info.indexed.values()
-            if pc.count_distinct(rows[column].combine_chunks().flatten()).as_py()
-            > _UNSELECTIVE_SHARE * rows.num_rows
-        }
-        for index in await info.table.list_indices():
-            columns = list(index.columns)
-            if index.index_type == "LabelList" and len(columns) == 1 and columns[0] in unselective:
-                await info.table.drop_index(index.name)
-        info.selectivity_checked = True  # only once it succeeded: a failed drop is retried next optimize
-
-    async def _train(self, info: _Table) -> None:
-        index = info.index
-        distance = _DISTANCE_TYPES[info.metric]
-        lists = index.get("lists")
-        quantization = index.get("quantization", "none")
-        config: Any
-        if index.get("type") == "hnsw":
-            hnsw = {"m": index.get("m", 16), "ef_construction": index.get("ef_construction", 64)}
-            cls = {"sq": HnswSq, "pq": HnswPq, "none": HnswFlat}[quantization]
-            config = cls(distance_type=distance, num_partitions=lists, **hnsw)
-        elif quantization == "pq":
-            config = IvfPq(distance_type=distance, num_partitions=lists)
-        else:
-            config = IvfFlat(distance_type=distance, num_partitions=lists)
-        await info.table.create_index("vector", config=config, replace=True)
-        await info.table.optimize()
-        info.has_ann = True
 
     async def build_index(self, index_name: str) -> None:
         """Train the configured ANN index now (normally it is trained at ``index_min_rows`` rows).
@@ -518,21 +307,17 @@ class LanceDBVector(MastraVector):
         if info.index.get("type", "flat") == "flat":
             return
         async with info.lock:
-            await self._train(info)
+            await train(info)
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         info = await self._open("UPDATE_VECTOR", name)
         rows = await self._rows(info, f"id = {sql_string(id)}", ["id", "vector", "metadata"])
         await self._rewrite(info, rows, vector, metadata)
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         info = await self._open("UPDATE_VECTOR", name)
         flt = self._render(info, native_filter)
@@ -540,14 +325,9 @@ class LanceDBVector(MastraVector):
         await self._rewrite(info, rows, vector, metadata)
 
     async def _rewrite(
-        self,
-        info: _Table,
-        rows: pa.Table,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, info: TableInfo, rows: pa.Table, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         """Replace the vector and/or metadata of ``rows`` (only rows that still exist are written)."""
-        op = "UPDATE_VECTOR"
         if rows.num_rows == 0:
             return
         ids = rows["id"].to_pylist()
@@ -555,13 +335,13 @@ class LanceDBVector(MastraVector):
         if vector is not None:
             matrix = np.tile(vector, (len(ids), 1))
         else:
-            matrix = _matrix(rows["vector"], info.dimension)
+            matrix = layout.matrix(rows["vector"], info.dimension)
         if metadata is not None:
-            text = self._metadata_json(op, metadata, "metadata")
+            text = layout.metadata_json(metadata)
             texts = [text] * len(ids)
         else:
             texts = rows["metadata"].to_pylist()
-        await self._merge(info, self._batch(op, info, ids, matrix, texts), insert=False)
+        await self._merge(info, layout.rows(info, ids, matrix, texts), insert=False)
 
     async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
         info = await self._open("DELETE_VECTORS", name)
@@ -593,7 +373,7 @@ class LanceDBVector(MastraVector):
 
     # --- filters ---------------------------------------------------------------------------------
 
-    def _render(self, info: _Table, native_filter: Any) -> LanceFilter:
+    def _render(self, info: TableInfo, native_filter: Any) -> LanceFilter:
         """The filter with the table's index columns (translation is pure; this is no I/O)."""
         if not isinstance(native_filter, LanceFilter):
             raise TypeError(f"lancedb expected a translated LanceFilter, got {type(native_filter).__name__}")
@@ -601,7 +381,7 @@ class LanceDBVector(MastraVector):
             return native_filter
         return LanceDBTranslator(info.indexed).translate(native_filter.node)
 
-    async def _rows(self, info: _Table, where: str, columns: list[str]) -> pa.Table:
+    async def _rows(self, info: TableInfo, where: str, columns: list[str]) -> pa.Table:
         if where == FALSE:
             return pa.table({c: pa.array([], info.schema.field(c).type) for c in columns})
         query = info.table.query().select(columns)
@@ -609,7 +389,7 @@ class LanceDBVector(MastraVector):
             query = query.where(where)
         return await query.to_arrow()
 
-    async def _decided(self, info: _Table, flt: LanceFilter) -> str:
+    async def _decided(self, info: TableInfo, flt: LanceFilter) -> str:
         """A SQL condition selecting exactly the matching rows.
 
         The rows SQL cannot decide are judged here by the reference evaluator; their matches join
@@ -627,7 +407,7 @@ class LanceDBVector(MastraVector):
                         return ""
         return _or(flt.lower, _in_ids(matched) if matched else FALSE)
 
-    async def _matching_rows(self, info: _Table, flt: LanceFilter, columns: list[str]) -> pa.Table:
+    async def _matching_rows(self, info: TableInfo, flt: LanceFilter, columns: list[str]) -> pa.Table:
         """Every row matching ``flt`` (the columns asked for)."""
         where = await self._decided(info, flt)
         if where:
@@ -641,7 +421,9 @@ class LanceDBVector(MastraVector):
             return await self._rows(info, FALSE, columns)
         return pa.Table.from_batches(kept)
 
-    async def _batches(self, info: _Table, where: str, columns: list[str]) -> AsyncIterator[pa.RecordBatch]:
+    async def _batches(
+        self, info: TableInfo, where: str, columns: list[str]
+    ) -> AsyncIterator[pa.RecordBatch]:
         if where == FALSE:
             return
         query = info.table.query().select(columns)
@@ -656,7 +438,7 @@ class LanceDBVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -682,7 +464,7 @@ class LanceDBVector(MastraVector):
 
     async def _search(
         self,
-        info: _Table,
+        info: TableInfo,
         where: str,
         vector: npt.NDArray[np.float64],
         top_k: int,
@@ -691,9 +473,9 @@ class LanceDBVector(MastraVector):
     ) -> list[QueryResult]:
         def build(exact: bool) -> Any:
             query = (
-                info.table.vector_search(vector.astype(_FLOAT32))
+                info.table.vector_search(vector.astype(FLOAT32))
                 .column("vector")
-                .distance_type(_DISTANCE_TYPES[info.metric])
+                .distance_type(DISTANCE_TYPES[info.metric])
                 .select([*columns, "_distance"])
                 .limit(top_k + _TIE_MARGIN)
             )
@@ -711,7 +493,7 @@ class LanceDBVector(MastraVector):
                 rows = await build(exact=True).to_arrow()
         return self._results(info, rows, rows["_distance"].to_pylist())
 
-    def _tune(self, info: _Table, query: Any, top_k: int, options: Mapping[str, Any]) -> Any:
+    def _tune(self, info: TableInfo, query: Any, top_k: int, options: Mapping[str, Any]) -> Any:
         if not info.has_ann:
             return query
         index = info.index
@@ -732,7 +514,7 @@ class LanceDBVector(MastraVector):
 
     async def _scan(
         self,
-        info: _Table,
+        info: TableInfo,
         flt: LanceFilter,
         vector: npt.NDArray[np.float64],
         top_k: int,
@@ -748,7 +530,7 @@ class LanceDBVector(MastraVector):
             if not keep:
                 continue
             ids = batch["id"].to_pylist()
-            matrix = _matrix(batch["vector"], info.dimension)[keep].astype(np.float64)
+            matrix = layout.matrix(batch["vector"], info.dimension)[keep].astype(np.float64)
             scores = _exact_scores(info.metric, matrix, query, for_cosine)
             for position, (row, score) in enumerate(zip(keep, scores.tolist(), strict=True)):
                 vec = [float(x) for x in matrix[position]] if include_vector else None
@@ -761,7 +543,7 @@ class LanceDBVector(MastraVector):
         ]
 
     async def _list(
-        self, info: _Table, flt: LanceFilter | None, top_k: int, columns: list[str]
+        self, info: TableInfo, flt: LanceFilter | None, top_k: int, columns: list[str]
     ) -> list[QueryResult]:
         """Metadata-only query: the first ``top_k`` matches in id order, score 0.0."""
         rows = await self._matching_rows(info, flt, ["id"]) if flt else await self._rows(info, TRUE, ["id"])
@@ -773,7 +555,9 @@ class LanceDBVector(MastraVector):
         results = self._results(info, listed, [None] * listed.num_rows)
         return sorted(results, key=lambda r: r.id)
 
-    def _results(self, info: _Table, rows: pa.Table, distances: Sequence[float | None]) -> list[QueryResult]:
+    def _results(
+        self, info: TableInfo, rows: pa.Table, distances: Sequence[float | None]
+    ) -> list[QueryResult]:
         ids = rows["id"].to_pylist()
         texts = rows["metadata"].to_pylist()
         vectors = rows["vector"].to_pylist() if "vector" in rows.column_names else [None] * len(ids)
@@ -786,13 +570,6 @@ class LanceDBVector(MastraVector):
             )
             for rid, text, vec, distance in zip(ids, texts, vectors, distances, strict=True)
         ]
-
-
-def _matrix(column: pa.ChunkedArray | pa.Array, dimension: int) -> npt.NDArray[np.float32]:
-    """A ``fixed_size_list<float32>`` column as an ``(n, dimension)`` float32 matrix."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    values = array.flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=_FLOAT32).reshape(-1, dimension)
 
 
 def _exact_scores(

@@ -47,6 +47,7 @@ from decimal import Decimal
 from typing import Final, TypeAlias
 
 from mastra_memory.filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
+from mastra_memory.filters.numbers import EXACT_FLOAT_LIMIT
 from mastra_memory.filters.visitor import FilterTranslator
 
 from .capabilities import LANCEDB_CAPABILITIES
@@ -55,8 +56,6 @@ from .capabilities import LANCEDB_CAPABILITIES
 JSON_COLUMN: Final = "_mastra_json"
 TRUE: Final = "true"
 FALSE: Final = "false"
-#: Number literals at or beyond this magnitude may compare inexactly with stored values (float64).
-EXACT_NUMBER_LIMIT: Final = 2**53
 #: A callback that renders one condition at a JSON path as a SQL boolean.
 Render: TypeAlias = Callable[[str], str]
 # The largest array index Lance's path parser takes (an i32).
@@ -159,9 +158,7 @@ def _negate(bound: Bound) -> Bound:
 
 
 def _inexact_number(value: Scalar) -> bool:
-    return (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= EXACT_NUMBER_LIMIT
-    )
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= EXACT_FLOAT_LIMIT
 
 
 class LanceDBTranslator(FilterTranslator[LanceFilter]):
@@ -326,13 +323,11 @@ class LanceDBTranslator(FilterTranslator[LanceFilter]):
     # --- literals ----------------------------------------------------------------------------------
 
     def _literal(self, value: Scalar) -> str:
-        if value is None:
-            return "null"
-        if isinstance(value, bool):
-            return "true" if value else "false"
         if isinstance(value, str):
             return json_string(value)
-        return number_literal(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return number_literal(value)
+        return json.dumps(value)  # null, true, false
 
     def _scalar(self, node: Comparison, value: Scalar | tuple[Scalar, ...]) -> Scalar:
         if isinstance(value, tuple):

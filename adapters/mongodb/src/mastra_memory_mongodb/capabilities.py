@@ -11,7 +11,12 @@ not the same language everywhere (``tests/servers/test_ferretdb.py`` asserts eac
   and there is no ``$expr``, so ``$elemMatch`` and ``$contains`` cannot be sent;
 * ``$regex`` runs on Go's RE2, whose ``$`` and case folding are not Python's (docs/spec.md §2.5);
 * ``{"a.b": null}`` (and ``$exists``) through a list of scalars or an empty list counts the path as
-  missing, where docs/spec.md §2.4 (the reference evaluator, MongoDB's path rules) finds no value.
+  missing, where docs/spec.md §2.4 (the reference evaluator, MongoDB's path rules) finds no value;
+* on a path through a list of documents, ``$ne``, ``$nin``, a field-level ``$not``, ``$all`` and an
+  operator document with several operators are decided per element ("some element differs"), where
+  §2.4 negates the whole path (§8.2 #49–#63). ``$eq``, ``$in``, ranges, ``$size`` and ``$nor`` are exact
+  there, so the translator sends ``$ne``/``$nin`` as ``$nor`` of ``$eq``/``$in`` (the other forms are
+  already ``$nor`` and ``$and`` of single conditions on both dialects): native, and exact.
 
 So on FerretDB those parts of a filter are evaluated by the adapter with the reference evaluator, over the
 documents the rest of the filter selects on the server (:class:`.translate.MongoFilter`): they are
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mastra_memory.capabilities import AdapterCapabilities, Deviation, StorageCapabilities
+from mastra_memory.capabilities import AdapterCapabilities, Deviation, StorageCapabilities, int64_range
 from mastra_memory.filters.ast import ALL_OPERATORS
 
 __all__ = [
@@ -52,12 +57,9 @@ _DEVIATIONS: Final = (
         reason="BSON field names are NUL-terminated C strings and cannot hold U+0000; strings holding it "
         "are refused as well so that one rule covers all metadata text",
     ),
-    Deviation(
-        code="int64-range",
-        description="integers outside the signed 64-bit range are rejected at upsert; a filter integer "
-        "beyond it that is not exactly a float raises UnsupportedFilterError",
-        reason="BSON integers are int32/int64; MongoDB compares int64 and double exactly, so a larger "
-        "operand is sent as the double it equals, and one no double equals has no BSON form",
+    int64_range(
+        "BSON integers are int32/int64; MongoDB compares int64 and double exactly, so a larger "
+        "operand is sent as the double it equals, and one no double equals has no BSON form"
     ),
     Deviation(
         code="mongodb-field-names",
@@ -81,7 +83,6 @@ def _manifest(*, ferretdb: bool, eventually_consistent: bool) -> AdapterCapabili
         emulated_operators=frozenset(emulated),
         implicit_array_traversal=True,
         metadata_only_query=True,
-        metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
         # hnsw: an Atlas Vector Search index (atlas mode); flat: exact search (every mode).
         index_types=frozenset({"hnsw", "flat"}),
         max_dimension=ATLAS_MAX_DIMENSION,

@@ -1,10 +1,11 @@
 """Settings of the MongoDB adapter: which server, which database, how the vector store searches.
 
 Every field can also come from the environment with the prefix ``MASTRA_MEMORY_MONGODB_``
-(``MASTRA_MEMORY_MONGODB_URL``, ``MASTRA_MEMORY_MONGODB_DB_NAME``, ``MASTRA_MEMORY_MONGODB_SEARCH_MODE``,
-...); explicit arguments win. Mastra's names are accepted too: ``uri`` and ``connectionString`` for
-``url``, ``dbName`` for ``db_name``, and camelCase spellings of every field (``collectionPrefix``,
-``maxPoolSize``, ``serverSelectionTimeoutMS``, ``timeoutMS``, ``searchMode``, ``filterFields``, ...).
+(``MASTRA_MEMORY_MONGODB_URL``, or ``..._URI`` when that is unset, ``MASTRA_MEMORY_MONGODB_DB_NAME``,
+``MASTRA_MEMORY_MONGODB_SEARCH_MODE``, ...); explicit arguments win. Mastra's names are accepted too:
+``uri`` and ``connectionString`` for ``url``, ``dbName`` for ``db_name``, and camelCase spellings of every
+field (``collectionPrefix``, ``maxPoolSize``, ``serverSelectionTimeoutMS``, ``timeoutMS``, ``searchMode``,
+``filterFields``, ...).
 
 Every call is bounded: ``server_selection_timeout_ms`` bounds finding a server, ``connect_timeout_ms``
 opening a connection, and ``timeout_ms`` (pymongo's client-side operation timeout, sent to the server as
@@ -13,13 +14,13 @@ opening a connection, and ``timeout_ms`` (pymongo's client-side operation timeou
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any, Final, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, Literal
 
-from mastra_memory.plugins.aliases import rename_aliases
+from mastra_memory.plugins.settings import StoreSettings
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 __all__ = ["ENV_PREFIX", "Dialect", "MongoDBSettings", "SearchMode"]
 
@@ -35,24 +36,15 @@ Dialect = Literal["mongodb", "ferretdb"]
 ``$elemMatch`` over documents wrongly, so the adapter evaluates those parts of a filter itself (see
 :mod:`.capabilities`). The store refuses to run with ``mongodb`` against a FerretDB server."""
 
-_ALIASES: Final = {
+#: Mastra's and pymongo's names; the camelCase spelling of every field (``dbName``) is accepted as well.
+_SPELLINGS: Final = {
     "uri": "url",
     "connectionString": "url",
     "connection_string": "url",
-    "dbName": "db_name",
     "database": "db_name",
-    "collectionPrefix": "collection_prefix",
-    "maxPoolSize": "max_pool_size",
-    "minPoolSize": "min_pool_size",
     "serverSelectionTimeoutMS": "server_selection_timeout_ms",
     "connectTimeoutMS": "connect_timeout_ms",
     "timeoutMS": "timeout_ms",
-    "searchMode": "search_mode",
-    "numCandidatesFactor": "num_candidates_factor",
-    "maxNumCandidates": "max_num_candidates",
-    "filterFields": "filter_fields",
-    "searchIndexTimeout": "search_index_timeout",
-    "appName": "app_name",
 }
 _SCHEMES: Final = re.compile(r"^mongodb(\+srv)?://", re.IGNORECASE)
 _PASSWORD: Final = re.compile(r"(://[^:/@]*:)[^@/]*@")
@@ -60,7 +52,7 @@ _PREFIX: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,40}$")
 _DB_NAME: Final = re.compile(r"^[^/\\. \"$*<>:|?\x00]{1,63}$")
 
 
-class MongoDBSettings(BaseSettings):
+class MongoDBSettings(StoreSettings):
     """How to reach MongoDB (or a MongoDB wire-protocol server) and how to use it.
 
     Attributes:
@@ -83,9 +75,9 @@ class MongoDBSettings(BaseSettings):
         app_name: shown in the server's logs and ``currentOp``.
     """
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, populate_by_name=True, extra="forbid", frozen=True
-    )
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True)
+    spellings: ClassVar[Mapping[str, str]] = _SPELLINGS
+    env_fallbacks: ClassVar[Mapping[str, tuple[str, ...]]] = {"url": (f"{ENV_PREFIX}URI",)}
 
     url: str | None = None
     db_name: str = "mastra"
@@ -102,18 +94,6 @@ class MongoDBSettings(BaseSettings):
     filter_fields: tuple[str, ...] = ()
     search_index_timeout: float = Field(default=300.0, gt=0)
     app_name: str = "mastra-memory"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _aliases(cls, data: Any) -> Any:
-        """Accept Mastra's names (``uri``, ``dbName``) and camelCase spellings; ``MASTRA_MEMORY_MONGODB_URI``
-        is read as well as ``..._URL``."""
-        renamed = rename_aliases(data, _ALIASES)
-        if not isinstance(renamed, dict):
-            return renamed
-        if renamed.get("url") is None and os.environ.get(f"{ENV_PREFIX}URI"):
-            renamed["url"] = os.environ[f"{ENV_PREFIX}URI"]
-        return renamed
 
     @field_validator("url")
     @classmethod

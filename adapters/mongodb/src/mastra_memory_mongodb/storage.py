@@ -31,24 +31,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final, TypeVar
 
-from mastra_memory.errors import MastraMemoryError, StorageError, error_id
+from mastra_memory.errors import StorageError, error_id
 from mastra_memory.messages import MastraDBMessage
-from mastra_memory.storage import (
-    Candidate,
-    ListMessagesQuery,
-    ListThreadsQuery,
-    MemoryStorage,
-    Resource,
-    Side,
-    Thread,
-    Work,
-    codec,
-)
+from mastra_memory.metadata_limits import is_unicode
+from mastra_memory.storage import BackendErrors, MemoryStorage, codec
+from mastra_memory.storage.hooks import Candidate, Side, Work
+from mastra_memory.storage.records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
 from mastra_memory.timestamps import utc_now
 from pymongo import ASCENDING, DESCENDING, ReplaceOne
 from pymongo.asynchronous.client_session import AsyncClientSession
@@ -65,19 +58,6 @@ Document = dict[str, Any]
 
 STORE: Final = "MONGODB"
 _TEXT_LIMIT: Final = "cannot contain unpaired surrogates (BSON strings are UTF-8)"
-
-
-def _json(value: Any, what: str) -> str:
-    text = codec.json_text(value, what)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = codec.json_text(value, what, ensure_ascii=True)
-    return text
-
-
-def _json_or_none(value: Mapping[str, Any] | None, what: str) -> str | None:
-    return None if value is None else _json(dict(value), what)
 
 
 def _loads(text: str | None) -> Any:
@@ -183,48 +163,39 @@ class MongoDBStorage(MemoryStorage):
         return tx
 
     async def _transaction(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
-        try:
-            tx = await self._collections(None)
-            if not (write and self._conn.info.transactions):
-                try:
-                    return await work(tx)
-                finally:
-                    if tx.held:
-                        await asyncio.shield(self._unlock(tx))
-            async with self._conn.client.start_session() as session:
-                bound = _Tx(tx.threads, tx.messages, tx.resources, tx.locks, session)
-                if idempotent:
+        tx = await self._collections(None)
+        if not (write and self._conn.info.transactions):
+            try:
+                return await work(tx)
+            finally:
+                if tx.held:
+                    await asyncio.shield(self._unlock(tx))
+        async with self._conn.client.start_session() as session:
+            bound = _Tx(tx.threads, tx.messages, tx.resources, tx.locks, session)
+            if idempotent:
 
-                    async def callback(s: AsyncClientSession) -> T:
-                        return await work(bound)
+                async def callback(s: AsyncClientSession) -> T:
+                    return await work(bound)
 
-                    return await session.with_transaction(callback)
-                await session.start_transaction()
-                try:
-                    result = await work(bound)
-                except BaseException:
-                    await session.abort_transaction()
-                    raise
-                await session.commit_transaction()
-                return result
-        except MastraMemoryError:
-            raise
-        except PyMongoError as exc:
-            raise self._failure(operation, exc) from exc
+                return await session.with_transaction(callback)
+            await session.start_transaction()
+            try:
+                result = await work(bound)
+            except BaseException:
+                await session.abort_transaction()
+                raise
+            await session.commit_transaction()
+            return result
 
-    def _failure(self, operation: str, exc: PyMongoError) -> StorageError:
-        what = operation.lower().replace("_", " ")
-        if is_transient(exc):
-            message = (
-                f"MongoDB at {self._conn.where} did not answer in time or closed the connection during "
-                f"{what}: {exc}; check that the server is running, the connection string is right and "
-                "the timeouts (server_selection_timeout_ms, timeout_ms) fit"
-            )
-            status = "CONNECTION_FAILED"
-        else:
-            message, status = f"MongoDB {what} failed: {exc}", "FAILED"
-        return StorageError(
-            message, id=error_id("STORAGE", STORE, operation, status), details={"where": self._conn.where}
+    def _backend_errors(self) -> BackendErrors:
+        return BackendErrors(
+            database="MongoDB",
+            types=(PyMongoError,),
+            where=self._conn.where,
+            is_connection_lost=is_transient,
+            lost="did not answer in time or closed the connection",
+            connection_hint="check that the server is running, the connection string is right and the "
+            "timeouts (server_selection_timeout_ms, timeout_ms) fit",
         )
 
     async def _lock(self, tx: _Tx, key: str) -> None:
@@ -266,15 +237,8 @@ class MongoDBStorage(MemoryStorage):
         self._ready = False
 
     def _text_problem(self, text: str) -> str | None:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return _TEXT_LIMIT
-        return None
-
-    def _encode_content(self, message: MastraDBMessage) -> Any:
-        # Python mode, not JSON mode: JSON mode would silently turn NaN into null.
-        return _json(message.content.model_dump(), f"content of message {message.id}")
+        """BSON strings are UTF-8: no unpaired surrogates."""
+        return None if is_unicode(text) else _TEXT_LIMIT
 
     # -- threads
 
@@ -296,7 +260,7 @@ class MongoDBStorage(MemoryStorage):
             {
                 "resource_id": thread.resource_id,
                 "title": thread.title,
-                "metadata": _json_or_none(thread.metadata, f"metadata of thread {thread.id}"),
+                "metadata": codec.json_text_or_none(thread.metadata, f"metadata of thread {thread.id}"),
                 "created_at": thread.created_at,
                 "updated_at": thread.updated_at,
             },
@@ -432,9 +396,7 @@ class MongoDBStorage(MemoryStorage):
                         "type": message.type,
                         "content": content,
                         "created_at": message.created_at,
-                        "metadata": None
-                        if metadata is None
-                        else _json(metadata, f"metadata of message {message.id}"),
+                        "metadata": codec.json_text_or_none(metadata, f"metadata of message {message.id}"),
                     },
                     upsert=True,
                 )
@@ -464,7 +426,7 @@ class MongoDBStorage(MemoryStorage):
             {"_id": resource.id},
             {
                 "working_memory": resource.working_memory,
-                "metadata": _json_or_none(resource.metadata, f"metadata of resource {resource.id}"),
+                "metadata": codec.json_text_or_none(resource.metadata, f"metadata of resource {resource.id}"),
                 "created_at": resource.created_at,
                 "updated_at": resource.updated_at,
             },

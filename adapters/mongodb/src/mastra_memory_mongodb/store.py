@@ -1,8 +1,10 @@
 """``MongoDBVector``: the ``MastraVector`` adapter on MongoDB (pymongo's native async API).
 
 Layout. One collection per index, ``<prefix>vec_<index>``, of documents ``{_id: <id>, embedding:
-<BSON vector, float32>, metadata: {...}}``, and a registry ``<prefix>vector_indexes`` holding each index's
-dimension, metric and type, so ``list_indexes`` shows indexes only. Embeddings are BSON binary vectors
+<BSON vector, float32>, metadata: {...}}`` (an id holding U+0000 escaped by
+:func:`mastra_memory.vector.escape_nul`, which keeps ids distinct and in order: docs/spec.md §3.5), and
+a registry ``<prefix>vector_indexes`` holding each index's dimension, metric and type, so
+``list_indexes`` shows indexes only. Embeddings are BSON binary vectors
 (subtype 9, float32): what Atlas Vector Search indexes, a quarter of the size of a list of doubles, and
 read back into numpy without a per-value decode.
 
@@ -17,11 +19,11 @@ Search modes (``search_mode``):
   ``num_candidates``), ``exact=True`` asks Atlas for exact nearest neighbours. Scores are converted
   back to the portable ones (docs/spec.md §3.4): Atlas returns ``(1 + cos) / 2`` and ``(1 + dot) / 2``,
   and ``1 / (1 + d)`` for Euclidean, which is already portable. An ANN answer shorter than ``top_k`` is
-  redone exactly.
+  redone exactly. The index, the aggregation and the scores are :mod:`.atlas`'s.
 * ``exact`` -- any MongoDB without Atlas Search, and FerretDB: the translated filter runs on the server,
   every matching document's embedding is streamed and scored in numpy
   (:func:`mastra_memory.scores.exact_scores`, float64 over the stored float32), and the best ``top_k``
-  by ``(-score, id)`` are fetched with their metadata. Exact by construction.
+  by ``(-score, id)`` are fetched with their metadata. Exact by construction (:mod:`.exact`).
 * ``auto`` -- ``atlas`` when the server answers ``listSearchIndexes``, else ``exact``.
 
 Metadata indexes: ``create_index(metadata_indexes=[...])`` builds an ascending index on
@@ -36,30 +38,39 @@ insert.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import numpy as np
-import numpy.typing as npt
-from bson.binary import Binary, BinaryVectorDtype
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import CapabilityError, MastraMemoryError, ValidationError, VectorStoreError
 from mastra_memory.filters import matches, parse
 from mastra_memory.filters.ast import And, Comparison, ElemMatch, Nor, Not, Or, Regex
-from mastra_memory.scores import exact_scores
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from mastra_memory.filters.numbers import in_int64
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.metadata import first_problem
+from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, escape_nul, unescape_nul
 from pymongo import ASCENDING, ReplaceOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure, PyMongoError
-from pymongo.operations import SearchIndexModel
 
+from .atlas import (
+    DEFAULT_FILTER_FIELDS,
+    EMBEDDING,
+    SEARCH_INDEX,
+    ensure_search_index,
+    portable_score,
+    search_definition,
+    vector_search_pipeline,
+    wait_indexed,
+    wait_queryable,
+)
 from .capabilities import UPSERT_BATCH, capabilities_for
 from .connection import Connection, is_transient
+from .exact import FLOAT32, STREAM_BATCH, exact_search, list_records, read_vector, vector_bytes
 from .settings import MongoDBSettings
 from .translate import (
     METADATA,
@@ -78,23 +89,8 @@ __all__ = ["SEARCH_INDEX", "MongoDBVector", "portable_score", "vector_search_pip
 logger = logging.getLogger("mastra_memory_mongodb.store")
 
 Document = dict[str, Any]
-#: The name of the Atlas Vector Search index of each collection.
-SEARCH_INDEX: Final = "mastra_vector"
-EMBEDDING: Final = "embedding"
-#: Metadata paths every Atlas index declares as filter fields (what Memory's recall filters on).
-DEFAULT_FILTER_FIELDS: Final = ("thread_id", "resource_id")
-_SIMILARITY: Final[Mapping[Metric, str]] = {
-    "cosine": "cosine",
-    "euclidean": "euclidean",
-    "dotproduct": "dotProduct",
-}
 _QUERY_OPTIONS: Final = frozenset({"exact", "num_candidates", "numCandidates"})
-_FLOAT32: Final = np.dtype("<f4")
-_FLOAT32_MAX: Final = float(np.finfo(np.float32).max)
-_INT64: Final = (-(2**63), 2**63 - 1)
 _ID_BATCH: Final = 1000
-_STREAM_BATCH: Final = 2000
-_POLL: Final = 1.0
 _NODE_TYPES: Final = (Comparison, Regex, ElemMatch, And, Or, Nor, Not)
 
 
@@ -108,89 +104,29 @@ class _Index:
     kind: str  # hnsw (an Atlas index in atlas mode) | flat (exact search)
 
 
-def portable_score(metric: Metric, atlas_score: float) -> float:
-    """The docs/spec.md §3.4 score of an Atlas ``vectorSearchScore``: cosine and dot product come as
-    ``(1 + x) / 2``, Euclidean as ``1 / (1 + d)`` (already portable)."""
-    if metric == "euclidean":
-        return atlas_score
-    value = 2.0 * atlas_score - 1.0
-    return max(-1.0, min(1.0, value)) if metric == "cosine" else value
+def _bson_problem(value: Any, path: str) -> str | None:
+    """Why BSON/MongoDB cannot hold the scalar or key ``value`` as this adapter stores metadata (None if it
+    can); ``path`` names it.
+
+    With :func:`_field_name_problem`, the one definition of the adapter's metadata rules (U+0000, int64,
+    field names); the shared validation runs them through :meth:`MongoDBVector._metadata_problem`, before
+    any I/O."""
+    if isinstance(value, str) and "\x00" in value:  # text that is not Unicode never gets here (§3.6)
+        return f"{path}: strings containing U+0000 are not stored (deviation nul-character-rejected)"
+    if isinstance(value, int) and not isinstance(value, bool) and not in_int64(value):
+        return f"{path}: the integer {value} is outside the signed 64-bit range BSON holds (int64-range)"
+    return None
 
 
-def vector_search_pipeline(
-    query: Sequence[float],
-    top_k: int,
-    *,
-    prefilter: Document | None,
-    num_candidates: int | None,
-    exact: bool,
-    include_vector: bool,
-) -> list[Document]:
-    """The aggregation the atlas mode sends: ``$vectorSearch`` (pre-filter inside it) and a projection."""
-    stage: Document = {
-        "index": SEARCH_INDEX,
-        "path": EMBEDDING,
-        "queryVector": [float(x) for x in query],
-        "limit": top_k,
-    }
-    if exact:
-        stage["exact"] = True
-    else:
-        stage["numCandidates"] = num_candidates
-    if prefilter is not None:
-        stage["filter"] = prefilter
-    projection: Document = {METADATA: 1, "score": {"$meta": "vectorSearchScore"}}
-    if include_vector:
-        projection[EMBEDDING] = 1
-    return [{"$vectorSearch": stage}, {"$project": projection}]
-
-
-def _vector_bytes(vector: npt.NDArray[np.float32]) -> Binary:
-    return Binary.from_vector(vector.astype(_FLOAT32).tolist(), BinaryVectorDtype.FLOAT32)
-
-
-def _read_vector(value: Any) -> npt.NDArray[np.float32]:
-    if isinstance(value, (bytes, bytearray)):
-        # BSON vector: dtype byte, padding byte, little-endian float32 values.
-        return np.frombuffer(bytes(value), dtype=_FLOAT32, offset=2)
-    return np.asarray(value, dtype=_FLOAT32)
-
-
-def _metadata_problem(value: Any, path: str) -> str | None:
-    """Why BSON/MongoDB cannot hold ``value`` as this adapter stores metadata (None if it can)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return f"{path}: strings containing U+0000 are not stored (deviation nul-character-rejected)"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{path}: strings with unpaired surrogates are not valid UTF-8 and cannot be stored"
-        return None
-    if isinstance(value, bool) or value is None or isinstance(value, float):
-        return None
-    if isinstance(value, int):
-        if not _INT64[0] <= value <= _INT64[1]:
-            return f"{path}: the integer {value} is outside the signed 64-bit range BSON holds (int64-range)"
-        return None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _metadata_problem(item, f"{path}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            child = f"{path}.{key}" if path else str(key)
-            if "\x00" in key:
-                return f"{child} (key): keys containing U+0000 cannot be BSON field names"
-            if key.startswith("$") or "." in key:
-                return (
-                    f"{child} (key): MongoDB field names must not start with '$' or contain '.' "
-                    "(deviation mongodb-field-names)"
-                )
-            problem = _metadata_problem(key, f"{child} (key)") or _metadata_problem(item, child)
-            if problem:
-                return problem
+def _field_name_problem(key: str, path: str) -> str | None:
+    """Why ``key`` (at ``path``) cannot be a BSON field name as this adapter stores metadata, or None."""
+    if "\x00" in key:
+        return f"{path} (key): keys containing U+0000 cannot be BSON field names"
+    if key.startswith("$") or "." in key:
+        return (
+            f"{path} (key): MongoDB field names must not start with '$' or contain '.' "
+            "(declared deviation mongodb-field-names); rename the key"
+        )
     return None
 
 
@@ -317,11 +253,6 @@ class MongoDBVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        op = "CREATE_INDEX"
-        if options:
-            raise self._error(
-                ValidationError, op, "INVALID_ARGS", f"unknown create_index options {sorted(options)}"
-            )
         try:
             db = await self._db()
             mode = await self._search_mode()
@@ -340,12 +271,7 @@ class MongoDBVector(MastraVector):
             except DuplicateKeyError:
                 existing = await registry.find_one({"_id": name})
             if existing is not None:
-                self._check_dimension(op, name, int(existing["dimension"]), dimension)
-                if existing["metric"] != metric:
-                    logger.warning(
-                        "index %r exists with metric %s; keeping it (asked for %s)",
-                        name, existing["metric"], metric,
-                    )  # fmt: skip
+                self._keep_existing(name, int(existing["dimension"]), existing["metric"], dimension, metric)
                 kind, metric = str(existing.get("type", "flat")), existing["metric"]
             collection = db[self._collection_name(name)]
             for key in metadata_indexes:
@@ -355,62 +281,28 @@ class MongoDBVector(MastraVector):
                         segments = [ferretdb_key(s) for s in segments]
                     await collection.create_index([(".".join([METADATA, *segments]), ASCENDING)])
             if mode == "atlas" and kind != "flat":
-                await self._ensure_search_index(collection, dimension, metric, config)
+                definition = self._search_definition(dimension, metric, config)
+                wait = self.settings.search_index_timeout
+                await ensure_search_index(collection, definition, wait, self._not_queryable(collection))
         except PyMongoError as exc:
-            raise self._wrap(op, exc) from exc
+            raise self._wrap("CREATE_INDEX", exc) from exc
 
     def _search_definition(self, dimension: int, metric: Metric, config: IndexConfig) -> Document:
-        vector: Document = {
-            "type": "vector",
-            "path": EMBEDDING,
-            "numDimensions": dimension,
-            "similarity": _SIMILARITY[metric],
-        }
-        if config.m is not None or config.ef_construction is not None:
-            vector["indexingMethod"] = "hnsw"
-            vector["hnswOptions"] = {
-                k: v
-                for k, v in (("maxEdges", config.m), ("numEdgeCandidates", config.ef_construction))
-                if v is not None
-            }
-        filters = [
-            {"type": "filter", "path": f"{METADATA}.{path}"}
-            for path in dict.fromkeys((*DEFAULT_FILTER_FIELDS, *self.settings.filter_fields))
-        ]
-        return {"fields": [vector, *filters]}
+        """The definition of this store's Atlas search index (:func:`.atlas.search_definition`)."""
+        return search_definition(dimension, metric, config, self.settings.filter_fields)
 
-    async def _ensure_search_index(
-        self, collection: AsyncCollection[Document], dimension: int, metric: Metric, config: IndexConfig
-    ) -> None:
-        existing = await (await collection.list_search_indexes(SEARCH_INDEX)).to_list()
-        if not existing:
-            if not await collection.find_one({}, {"_id": 1}):
-                await collection.database.create_collection(collection.name, check_exists=False)
-            model = SearchIndexModel(
-                definition=self._search_definition(dimension, metric, config),
-                name=SEARCH_INDEX,
-                type="vectorSearch",
+    def _not_queryable(self, collection: AsyncCollection[Document]) -> Callable[[str], Exception]:
+        """The error of a search index still not queryable after ``search_index_timeout``."""
+
+        def timed_out(status: str) -> Exception:
+            message = (
+                f"the Atlas search index {SEARCH_INDEX} of {collection.name} is not queryable after "
+                f"{self.settings.search_index_timeout:.0f} s (status {status}); "
+                "raise search_index_timeout or check the cluster's search nodes"
             )
-            await collection.create_search_index(model)
-        await self._wait_queryable(collection)
+            return self._error(VectorStoreError, "CREATE_INDEX", "TIMEOUT", message)
 
-    async def _wait_queryable(self, collection: AsyncCollection[Document]) -> None:
-        deadline = time.monotonic() + self.settings.search_index_timeout
-        while True:
-            found = await (await collection.list_search_indexes(SEARCH_INDEX)).to_list()
-            if found and found[0].get("queryable") and found[0].get("status", "READY") == "READY":
-                return
-            if time.monotonic() > deadline:
-                status = found[0].get("status") if found else "missing"
-                raise self._error(
-                    VectorStoreError,
-                    "CREATE_INDEX",
-                    "TIMEOUT",
-                    f"the Atlas search index {SEARCH_INDEX} of {collection.name} is not queryable after "
-                    f"{self.settings.search_index_timeout:.0f} s (status {status}); "
-                    "raise search_index_timeout or check the cluster's search nodes",
-                )
-            await asyncio.sleep(_POLL)
+        return timed_out
 
     async def wait_for_indexing(self, index_name: str) -> None:
         """Atlas mode: wait until the search index is queryable and sees every document (exact
@@ -424,20 +316,9 @@ class MongoDBVector(MastraVector):
             if index.kind == "flat":
                 return
             collection = await self._collection(name)
-            await self._wait_queryable(collection)
-            deadline = time.monotonic() + self.settings.search_index_timeout
-            while True:
-                count = await collection.count_documents({})
-                if count == 0 or count > self.settings.max_num_candidates:
-                    return
-                probe = vector_search_pipeline(
-                    [1.0] * index.dimension, count, prefilter=None, num_candidates=None, exact=True,
-                    include_vector=False,
-                )  # fmt: skip
-                seen = len(await (await collection.aggregate(probe)).to_list())
-                if seen >= count or time.monotonic() > deadline:
-                    return
-                await asyncio.sleep(_POLL)
+            wait = self.settings.search_index_timeout
+            await wait_queryable(collection, wait, self._not_queryable(collection))
+            await wait_indexed(collection, index.dimension, self.settings.max_num_candidates, wait)
         except PyMongoError as exc:
             raise self._wrap(op, exc) from exc
 
@@ -467,35 +348,19 @@ class MongoDBVector(MastraVector):
 
     # --- hooks: writes -----------------------------------------------------------------------------
 
-    def _float32(self, operation: str, vectors: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
-        bad = np.argwhere(np.abs(vectors) > _FLOAT32_MAX)
-        if bad.size:
-            position = [int(x) for x in bad[0]]
-            i, j = (position[0], position[1]) if len(position) == 2 else (0, position[0])
-            value = vectors[i, j] if vectors.ndim == 2 else vectors[j]
-            raise self._error(
-                ValidationError, operation, "INVALID_VECTOR",
-                f"vector [{i}][{j}] = {value!r} is outside the float32 range MongoDB vectors store",
-            )  # fmt: skip
-        return vectors.astype(_FLOAT32)
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
+        """What BSON and MongoDB's field names cannot hold (declared deviations nul-character-rejected,
+        int64-range, mongodb-field-names). Run by the shared validation before any I/O, so ``Memory``
+        refuses a message whose vector records break these rules before it stores it (docs/spec.md §3.6,
+        §5.4); the write hooks below rely on it."""
+        return first_problem(metadata, _bson_problem, _field_name_problem)
 
-    def _check_metadata(self, operation: str, metadata: Mapping[str, Any], where: str) -> None:
-        problem = _metadata_problem(dict(metadata), "")
-        if problem:
-            raise self._error(ValidationError, operation, "INVALID_METADATA", f"{where}: {problem}")
-
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         op = "UPSERT"
-        as_float32 = self._float32(op, vectors)
-        for i, rid in enumerate(ids):
-            if _metadata_problem(rid, f"ids[{i}]"):
-                raise self._error(
-                    ValidationError, op, "INVALID_ID", f"ids[{i}] = {rid!r} cannot be stored as a BSON string"
-                )
-        for i, meta in enumerate(metadata):
-            self._check_metadata(op, meta, f"metadata[{i}]")
+        as_float32 = vectors.astype(FLOAT32)  # every value fits: the shared validation refused others (§3.3)
+        # U+0000, which FerretDB's text cannot hold, is escaped (docs/spec.md §3.5); surrogates never get
+        # here (§3.3).
+        ids = [escape_nul(rid) for rid in ids]
         try:
             index = await self._index(op, name)
             self._check_dimension(op, name, index.dimension, vectors.shape[1])
@@ -505,7 +370,7 @@ class MongoDBVector(MastraVector):
                 docs = {
                     ids[i]: {
                         "_id": ids[i],
-                        EMBEDDING: _vector_bytes(as_float32[i]),
+                        EMBEDDING: vector_bytes(as_float32[i]),
                         METADATA: self._stored(metadata[i]),
                     }
                     for i in batch
@@ -538,38 +403,29 @@ class MongoDBVector(MastraVector):
         """The ids of the documents ``flt`` matches (its residual decided here)."""
         projection = {"_id": 1, METADATA: 1} if flt.residual is not None else {"_id": 1}
         ids: list[Any] = []
-        async for doc in collection.find(flt.mql, projection, batch_size=_STREAM_BATCH):
+        async for doc in collection.find(flt.mql, projection, batch_size=STREAM_BATCH):
             if self._matches(flt, doc.get(METADATA)):
                 ids.append(doc["_id"])
         return ids
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
-        await self._update(name, {"_id": id}, vector, metadata)
+        await self._update(name, {"_id": escape_nul(id)}, vector, metadata)
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         await self._update(name, self._filter(native_filter), vector, metadata)
 
     async def _update(
-        self,
-        name: str,
-        where: Document | MongoFilter,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, where: Document | MongoFilter, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         op = "UPDATE_VECTOR"
         changes: Document = {}
         if vector is not None:
-            changes[EMBEDDING] = _vector_bytes(self._float32(op, vector))
+            changes[EMBEDDING] = vector_bytes(vector.astype(FLOAT32))
         if metadata is not None:
-            self._check_metadata(op, metadata, "metadata")
             changes[METADATA] = self._stored(metadata)
         if not changes:
             return
@@ -591,6 +447,7 @@ class MongoDBVector(MastraVector):
 
     async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
         op = "DELETE_VECTORS"
+        ids = [escape_nul(i) for i in ids]
         try:
             await self._index(op, name)
             collection = await self._collection(name)
@@ -631,7 +488,7 @@ class MongoDBVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -639,12 +496,12 @@ class MongoDBVector(MastraVector):
     ) -> list[QueryResult]:
         op = "QUERY"
         flt = self._filter(native_filter) if native_filter is not None else None
-        query = None if vector is None else self._float32(op, vector)
+        query = None if vector is None else vector.astype(FLOAT32)
         try:
             index = await self._index(op, name)
             collection = await self._collection(name)
             if query is None:
-                return await self._list_records(collection, top_k, flt, include_vector)
+                return await list_records(collection, top_k, flt, include_vector, self._read)
             self._check_dimension(op, name, index.dimension, len(query))
             if await self._search_mode() == "atlas" and index.kind != "flat":
                 prefilter = None if flt is None else atlas_prefilter(flt.node, self._filter_fields)
@@ -660,7 +517,9 @@ class MongoDBVector(MastraVector):
                     hits = await self._atlas_search(collection, index.metric, pipeline)
                     if len(hits) >= top_k:
                         return hits
-            return await self._exact_search(collection, index, query, top_k, flt, include_vector)
+            return await exact_search(
+                collection, index.dimension, index.metric, query, top_k, flt, include_vector, self._read
+            )
         except PyMongoError as exc:
             raise self._wrap(op, exc) from exc
 
@@ -674,122 +533,13 @@ class MongoDBVector(MastraVector):
         rows = await (await collection.aggregate(pipeline)).to_list()
         return [
             QueryResult(
-                id=row["_id"],
+                id=unescape_nul(row["_id"]),
                 score=portable_score(metric, float(row["score"])),
                 metadata=self._read(row.get(METADATA)),
-                vector=_read_vector(row[EMBEDDING]).tolist() if EMBEDDING in row else None,
+                vector=read_vector(row[EMBEDDING]).tolist() if EMBEDDING in row else None,
             )
             for row in rows
         ]
 
-    async def _list_records(
-        self,
-        collection: AsyncCollection[Document],
-        top_k: int,
-        flt: MongoFilter | None,
-        include_vector: bool,
-    ) -> list[QueryResult]:
-        """Metadata-only query: the first ``top_k`` matches in id order, score 0.0."""
-        projection: Document = {METADATA: 1, EMBEDDING: 1} if include_vector else {METADATA: 1}
-        cursor = collection.find({} if flt is None else flt.mql, projection).sort("_id", ASCENDING)
-        if flt is None or flt.residual is None:
-            cursor = cursor.limit(top_k)
-        out: list[QueryResult] = []
-        async for doc in cursor:
-            if flt is not None and not self._matches(flt, doc.get(METADATA)):
-                continue
-            out.append(
-                QueryResult(
-                    id=doc["_id"],
-                    score=0.0,
-                    metadata=self._read(doc.get(METADATA)),
-                    vector=_read_vector(doc[EMBEDDING]).tolist() if include_vector else None,
-                )
-            )
-            if len(out) >= top_k:
-                break
-        return out
-
-    async def _exact_search(
-        self,
-        collection: AsyncCollection[Document],
-        index: _Index,
-        query: npt.NDArray[np.float32],
-        top_k: int,
-        flt: MongoFilter | None,
-        include_vector: bool,
-    ) -> list[QueryResult]:
-        """Score every matching document (the filter's residual decided here) and keep the best."""
-        residual = None if flt is None else flt.residual
-        projection: Document = {EMBEDDING: 1, METADATA: 1} if residual is not None else {EMBEDDING: 1}
-        ids: list[Any] = []
-        metadata: list[Any] = []
-        parts: list[npt.NDArray[np.float32]] = []
-        batch: list[bytes] = []
-        dim = index.dimension
-        async for doc in collection.find(
-            {} if flt is None else flt.mql, projection, batch_size=_STREAM_BATCH
-        ):
-            if residual is not None:
-                meta = self._read(doc.get(METADATA))
-                if not matches(residual, meta):
-                    continue
-                metadata.append(meta)
-            ids.append(doc["_id"])
-            raw = doc[EMBEDDING]
-            batch.append(
-                bytes(raw)[2:] if isinstance(raw, (bytes, bytearray)) else _read_vector(raw).tobytes()
-            )
-            if len(batch) >= _STREAM_BATCH:
-                parts.append(np.frombuffer(b"".join(batch), dtype=_FLOAT32).reshape(-1, dim))
-                batch = []
-        if batch:
-            parts.append(np.frombuffer(b"".join(batch), dtype=_FLOAT32).reshape(-1, dim))
-        if not ids:
-            return []
-        matrix = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        scores = exact_scores(matrix, query.astype(np.float64), index.metric)
-        chosen = _best(scores, ids, top_k)
-        wanted = [ids[i] for i in chosen]
-        fetch: Document = {METADATA: 1, EMBEDDING: 1} if include_vector else {METADATA: 1}
-        if residual is None or include_vector:
-            found: dict[Any, dict[str, Any]] = {
-                d["_id"]: self._read(d.get(METADATA))
-                async for d in collection.find({"_id": {"$in": wanted}}, fetch)
-            }
-        else:
-            found = {ids[i]: metadata[i] or {} for i in chosen}
-        out = []
-        for i in chosen:
-            stored = found.get(ids[i])
-            if stored is None:
-                continue  # deleted meanwhile
-            out.append(
-                QueryResult(
-                    id=ids[i],
-                    score=float(scores[i]),
-                    metadata=stored,
-                    vector=matrix[i].tolist() if include_vector else None,
-                )
-            )
-        return out
-
     def _filter(self, native_filter: Any) -> MongoFilter:
-        if not isinstance(native_filter, MongoFilter):
-            raise MastraMemoryError(
-                f"mongodb expected a translated MongoFilter, got {type(native_filter).__name__}"
-            )
-        return native_filter
-
-
-def _best(scores: npt.NDArray[np.float64], ids: Sequence[Any], top_k: int) -> list[int]:
-    """Positions of the ``top_k`` best rows by ``(-score, id)`` (ties broken by id, as docs/spec.md §3.1)."""
-    n = len(ids)
-    if n > top_k:
-        part = np.argpartition(-scores, top_k - 1)[:top_k]
-        threshold = float(scores[part].min())
-        candidates = np.flatnonzero(scores >= threshold)
-    else:
-        candidates = np.arange(n)
-    ordered = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
-    return [int(i) for i in ordered[:top_k]]
+        return self._native(native_filter, MongoFilter)

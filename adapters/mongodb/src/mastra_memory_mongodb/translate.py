@@ -25,7 +25,9 @@ Range on null cannot occur: the parser rejects a null range operand (§2.4).
 
 :func:`translate` returns a :class:`MongoFilter`. On MongoDB it is one query. On FerretDB v1
 (:mod:`.capabilities` lists its gaps) the top-level conjuncts FerretDB answers exactly are sent and the
-others are kept as ``residual``, which the store decides per document with the reference evaluator.
+others are kept as ``residual``, which the store decides per document with the reference evaluator;
+``$ne``/``$nin`` are sent as ``$nor`` of ``$eq``/``$in``, because FerretDB decides them per element of a
+list of documents on the path.
 :func:`atlas_prefilter` gives the part of a filter ``$vectorSearch.filter`` can take exactly, or ``None``.
 """
 
@@ -37,10 +39,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bson.int64 import Int64
-from mastra_memory.filters import And, Comparison, ElemMatch, Node, Nor, Not, Or, Regex, matches
+from mastra_memory.filters import And, Comparison, ElemMatch, Node, Not, Or, Regex, matches
 from mastra_memory.filters.ast import Scalar, dotted
+from mastra_memory.filters.numbers import in_int64
 from mastra_memory.filters.operators import RANGE
-from mastra_memory.filters.visitor import FilterTranslator
+from mastra_memory.filters.visitor import CombiningTranslator
 
 from .capabilities import FERRETDB_CAPABILITIES, MONGODB_CAPABILITIES
 
@@ -67,9 +70,9 @@ METADATA: Final = "metadata"
 #: Matches every document / no document.
 TRUE: Final[Document] = {}
 FALSE: Final[Document] = {"$nor": [{}]}
-INT64_MIN: Final = -(2**63)
-INT64_MAX: Final = 2**63 - 1
 _POSITION: Final = re.compile(r"[0-9]+")
+#: The negations FerretDB gets wrong through lists of documents -> the condition they negate.
+_NEGATED: Final = {"$ne": "$eq", "$nin": "$in"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,13 +127,17 @@ def _regex_literal(text: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else ("\\" + c if c.isascii() else c) for c in text)
 
 
-class MongoFilterTranslator(FilterTranslator[Document]):
+class MongoFilterTranslator(CombiningTranslator[Document]):
     """AST -> MQL over ``metadata`` (every operator, the reference semantics; see the module docstring).
 
     ``prefix`` is the field the paths are relative to (``metadata``; ``""`` inside ``$elemMatch``).
     """
 
     capabilities = MONGODB_CAPABILITIES
+    #: ``$and``, ``$or`` and ``$nor`` of the children; ``$not`` is ``$nor`` of the one condition.
+    all_of = staticmethod(_all_of)
+    any_of = staticmethod(_any_of)
+    none_of = staticmethod(_none_of)
 
     def __init__(self, prefix: str = METADATA) -> None:
         self._prefix = prefix
@@ -138,7 +145,7 @@ class MongoFilterTranslator(FilterTranslator[Document]):
     # --- values and paths ---------------------------------------------------------------------
 
     def _value(self, node: Node, value: Scalar) -> Scalar:
-        if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+        if isinstance(value, int) and not isinstance(value, bool) and not in_int64(value):
             as_float = float(value)
             if int(as_float) != value:
                 self.unsupported(
@@ -267,18 +274,6 @@ class MongoFilterTranslator(FilterTranslator[Document]):
             return merged
         self.unsupported(node, "no MQL form for this condition on a list element's value")
 
-    def logical_and(self, node: And, children: list[Document]) -> Document:
-        return _all_of(children)
-
-    def logical_or(self, node: Or, children: list[Document]) -> Document:
-        return _any_of(children)
-
-    def logical_nor(self, node: Nor, children: list[Document]) -> Document:
-        return _none_of(children)
-
-    def logical_not(self, node: Not, child: Document) -> Document:
-        return _none_of([child])
-
 
 class FerretDBFilterTranslator(MongoFilterTranslator):
     """The same MQL over FerretDB's stored form (keys escaped by :func:`ferretdb_key`), checked against
@@ -288,6 +283,16 @@ class FerretDBFilterTranslator(MongoFilterTranslator):
 
     def _field(self, node: Node, path: tuple[str, ...], prefix: str | None = None) -> str | None:
         return super()._field(node, tuple(ferretdb_key(s) for s in path), prefix)
+
+    def comparison(self, node: Comparison) -> Document:
+        # FerretDB v1 decides $ne/$nin per element of a list of documents on the path ("some element
+        # differs"); docs/spec.md §2.4 negates the whole path ("no element equals"). It answers $eq/$in
+        # and $nor exactly there, so NOT(eq) is sent instead: the same meaning on every path.
+        sent = super().comparison(node)
+        if node.op not in _NEGATED or _is_constant(sent, TRUE) or _is_constant(sent, FALSE):
+            return sent
+        ((field, operator),) = sent.items()
+        return _none_of([{field: {_NEGATED[node.op]: operator[node.op]}}])
 
 
 # --- FerretDB's stored form ----------------------------------------------------------------------------
@@ -389,7 +394,7 @@ _ATLAS_EQUALITY: Final = frozenset({"$eq", "$in"})
 def _atlas_scalar(value: Scalar) -> bool:
     if isinstance(value, (bool, str)):
         return True
-    return isinstance(value, (int, float)) and (not isinstance(value, int) or INT64_MIN <= value <= INT64_MAX)
+    return isinstance(value, (int, float)) and (not isinstance(value, int) or in_int64(value))
 
 
 def atlas_prefilter(node: Node, fields: Collection[str]) -> Document | None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from mastra_memory.capabilities import AdapterCapabilities, Deviation
+from mastra_memory.capabilities import Deviation, int64_range
+from mastra_memory.filters import facts
 
-from .document import ELEMENT_DEPTH, SHORT_STRING_BYTES
+from .layout import ELEMENT_DEPTH, SHORT_STRING_BYTES
 
 __all__ = ["BULK_ACTIONS", "MAX_DIMENSION", "MAX_K", "OPENSEARCH_CAPABILITIES"]
 
@@ -17,33 +18,19 @@ MAX_DIMENSION: Final = 16_000
 #: The k-NN plugin's largest ``k`` (docs/spec.md §3.8).
 MAX_K: Final = 10_000
 
-OPENSEARCH_CAPABILITIES: Final = AdapterCapabilities(
+# Operators and implicit array traversal come with the facts of the layout (mastra_memory.filters.facts);
+# every metric; no metadata-only query.
+OPENSEARCH_CAPABILITIES: Final = facts.manifest(
     name="opensearch",
     version="0.1.0",
-    native_operators=frozenset(
-        {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$and", "$or", "$not", "$nor"}
-    ),
-    emulated_operators=frozenset({"$all", "$size", "$elemMatch", "$exists"}),
-    implicit_array_traversal=True,
-    metadata_only_query=False,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
     index_types=frozenset({"hnsw"}),
     max_dimension=MAX_DIMENSION,
     max_top_k=MAX_K,
     max_upsert_batch=BULK_ACTIONS,
-    update_by_filter="native",
-    delete_by_filter="native",
     deviations=(
-        Deviation(
-            code="int64-range",
-            description=(
-                "integers outside the signed 64-bit range are rejected at upsert; a filter integer beyond it "
-                "that is not exactly a float raises UnsupportedFilterError"
-            ),
-            reason=(
-                "the derived filter fields hold integers as int64 terms; an integer beyond int64 has no "
-                "exact term, and a float64 term would equal its neighbours"
-            ),
+        int64_range(
+            "the derived filter fields hold integers as int64 terms; an integer beyond int64 has no "
+            "exact term, and a float64 term would equal its neighbours"
         ),
         Deviation(
             code="long-string-range",

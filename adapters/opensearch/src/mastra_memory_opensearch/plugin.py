@@ -1,34 +1,10 @@
-"""The hook implementations mastra-memory finds through the entry point ``opensearch``.
-
-Kept light: mastra-memory imports this module whenever it builds its plugin manager, so the store (and
-opensearch-py) are imported only when they are used. The conformance targets register with the kit, from
-``targets.py``.
-"""
+"""The hooks of the entry point ``opensearch``: the OpenSearch k-NN vector store."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from mastra_memory.hookspecs import hookimpl
+from mastra_memory.plugins.store_plugin import StorePlugin
 
 from .settings import OpenSearchSettings
 
-if TYPE_CHECKING:
-    from mastra_memory.plugins import RegisterVectorStore
-
-    from .store import OpenSearchVector
-
-NAME = "opensearch"
-
-
-def create_opensearch_vector(settings: OpenSearchSettings) -> OpenSearchVector:
-    """Factory of the ``opensearch`` vector store: ``create_vector("opensearch", url=...)``."""
-    from .store import OpenSearchVector
-
-    return OpenSearchVector(settings)
-
-
-@hookimpl
-def register_vector_stores(register: RegisterVectorStore) -> None:
-    """Register the ``opensearch`` vector store."""
-    register(NAME, create_opensearch_vector, OpenSearchSettings)
+PLUGIN = StorePlugin("opensearch", OpenSearchSettings, vector=".store:OpenSearchVector")
+register_vector_stores = PLUGIN.register_vector_stores

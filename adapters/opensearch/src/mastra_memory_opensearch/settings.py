@@ -5,41 +5,32 @@
 ``password``) or an ``api_key``; ``verify_certs``/``ca_certs`` control TLS verification. Every field also
 accepts its camelCase spelling (``indexPrefix``, ``verifyCerts``), and a field not given is read from the
 environment variable ``MASTRA_MEMORY_OPENSEARCH_<FIELD>`` (``MASTRA_MEMORY_OPENSEARCH_URL``,
-``..._USERNAME``, ``..._PASSWORD``, ``..._API_KEY``, ``..._INDEX_PREFIX``, ``..._VERIFY_CERTS``, ...).
+``..._USERNAME``, ``..._PASSWORD``, ``..._API_KEY``, ``..._INDEX_PREFIX``, ``..._VERIFY_CERTS``, ...); the
+environment's ``url`` is not read when ``hosts`` is given, nor its ``hosts`` when ``url`` is.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic.alias_generators import to_camel
+from mastra_memory.plugins.settings import StoreSettings
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
 
 __all__ = ["DEFAULT_URL", "ENV_PREFIX", "OpenSearchSettings"]
 
 ENV_PREFIX: Final = "MASTRA_MEMORY_OPENSEARCH_"
 DEFAULT_URL: Final = "http://localhost:9200"
 _SCHEMES: Final = (("opensearch://", "http://"), ("opensearchs://", "https://"))
-_ENV_FIELDS: Final = (
-    "url",
-    "username",
-    "password",
-    "api_key",
-    "index_prefix",
-    "verify_certs",
-    "ca_certs",
-    "timeout",
-    "max_retries",
-    "shards",
-    "replicas",
-)
+#: Each of the two ways to name the cluster, by the other one.
+_OTHER_WAY: Final = {"url": "hosts", "hosts": "url"}
 
 
-class OpenSearchSettings(BaseModel):
+class OpenSearchSettings(StoreSettings):
     """Connection settings of the ``opensearch`` vector store (see the module docstring)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX)
 
     url: str | None = Field(default=None, min_length=1)
     hosts: list[str] | None = Field(default=None, min_length=1)
@@ -63,20 +54,13 @@ class OpenSearchSettings(BaseModel):
     #: Bytes of one bulk request body at most (requests are also cut at 500 actions).
     max_bulk_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
 
-    @model_validator(mode="before")
     @classmethod
-    def _from_environment(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        given = {_to_snake(k) for k, v in data.items() if v is not None}
-        out = dict(data)
-        for name in _ENV_FIELDS:
-            if name in given or (name == "url" and "hosts" in given):
-                continue
-            value = os.environ.get(ENV_PREFIX + name.upper(), "").strip()
-            if value:
-                out[name] = value
-        return out
+    def from_environment(cls, keywords: Mapping[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+        """The environment's values, without its way of naming the cluster when a keyword names it."""
+        for way, other in _OTHER_WAY.items():
+            if keywords.get(way) is not None:
+                found.pop(other, None)
+        return found
 
     @model_validator(mode="after")
     def _check(self) -> OpenSearchSettings:
@@ -99,8 +83,3 @@ class OpenSearchSettings(BaseModel):
                     url = replacement + url[len(scheme) :]
             out.append(url)
         return out
-
-
-def _to_snake(name: str) -> str:
-    """``indexPrefix`` -> ``index_prefix`` (field names given in camelCase)."""
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)

@@ -4,13 +4,14 @@ The base class validates input and translates filters before any I/O; this class
 with opensearch-py's ``AsyncOpenSearch``:
 
 * **Indexes**: one OpenSearch index per index (``<index_prefix><name>``), ``index.knn: true``, the fixed
-  ``dynamic: strict`` mapping of :func:`~mastra_memory_opensearch.document.index_mapping`: a
+  ``dynamic: strict`` mapping of :func:`~mastra_memory_opensearch.layout.index_mapping`: a
   ``knn_vector`` on the **Lucene** engine (always; ``space_type`` ``cosinesimil``/``l2``/``innerproduct``,
   HNSW ``m``/``ef_construction`` from ``index_config``), the metadata as JSON text, and the derived filter
   fields. ``index_config.type="flat"`` keeps the graph but answers every query exactly. The metric and
   parameters are kept in the mapping's ``_meta``.
 * **Ids** (docs/spec.md §3.5): ``_id`` is the id itself, or ``uuid5(MASTRA_ID_NAMESPACE, id)`` when it is
-  longer than OpenSearch's 512 bytes; the original is kept in ``record_id`` and every result carries it.
+  longer than OpenSearch's 512 bytes or has that form itself (so two ids never share a document); the
+  original is kept in ``record_id`` and every result carries it.
 * **Writes** (docs/spec.md §3.8): bulk requests of at most 500 actions and ``max_bulk_bytes``; the last
   request of a call refreshes the index (``refresh=true``), so a write is visible to the next query.
   Updates and deletes by filter are ``_update_by_query`` / ``_delete_by_query`` with ``refresh=true``,
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,19 +44,21 @@ import numpy as np
 import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import MastraMemoryError, ValidationError, VectorStoreError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef, mastra_uuid
+from mastra_memory.filters.numbers import integer_out_of_range
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
+from mastra_memory.vector.ties import past_ties
 from opensearchpy import AsyncOpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from .capabilities import BULK_ACTIONS, MAX_K, OPENSEARCH_CAPABILITIES
-from .document import (
+from .layout import (
     METADATA_FIELD,
     RECORD_ID_FIELD,
     VECTOR_FIELD,
     count_elements,
     index_mapping,
-    integer_out_of_range,
     metadata_fields,
     metadata_of,
 )
@@ -64,8 +66,6 @@ from .settings import OpenSearchSettings
 from .translate import MATCH_ALL, MATCH_NONE, Clause, OpenSearchFilterTranslator
 
 __all__ = ["META_KEY", "SPACE_TYPES", "OpenSearchVector", "document_id"]
-
-logger = logging.getLogger("mastra_memory_opensearch")
 
 #: The mapping ``_meta`` key that marks an index of this adapter and holds its parameters.
 META_KEY: Final = "mastra_memory"
@@ -80,19 +80,21 @@ _MAX_ID_BYTES: Final = 512
 #: Nested documents (array elements) one record may make; the index setting is raised to it.
 NESTED_LIMIT: Final = 50_000
 _QUERY_OPTIONS: Final = frozenset({"ef", "exact"})
-#: Extra results asked for, so that ties at the top_k cut-off can be ordered by id.
-_TIE_MARGIN: Final = 4
 #: Attempts of an update/delete by query that reports version conflicts (concurrent writes).
 _CONFLICT_ATTEMPTS: Final = 5
 _SOURCE: Final = [VECTOR_FIELD, RECORD_ID_FIELD, METADATA_FIELD]
 _UPDATE_SCRIPT: Final = "for (e in params.fields.entrySet()) { ctx._source[e.getKey()] = e.getValue(); }"
 
 
+def _fits_id(record_id: str) -> bool:
+    """Whether OpenSearch takes ``record_id`` as an ``_id`` (at most 512 UTF-8 bytes)."""
+    return len(record_id.encode("utf-8")) <= _MAX_ID_BYTES
+
+
 def document_id(record_id: str) -> str:
-    """The OpenSearch ``_id`` of a record id: the id, or its uuid5 when longer than 512 UTF-8 bytes."""
-    if len(record_id.encode("utf-8")) <= _MAX_ID_BYTES:
-        return record_id
-    return mastra_uuid(record_id)
+    """The OpenSearch ``_id`` of a record id (docs/spec.md §3.5): the id, or its uuid5 when longer than
+    512 UTF-8 bytes or itself a canonical version-5 UUID (the ``_id`` another id may map to)."""
+    return native_record_id(record_id, _fits_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,13 +241,6 @@ class OpenSearchVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        if options:
-            raise self._error(
-                ValidationError,
-                "CREATE_INDEX",
-                "INVALID_ARGS",
-                f"unknown create_index options {sorted(options)} for opensearch (use index_config)",
-            )
         # metadata_indexes needs nothing: every metadata path is indexed by the derived filter fields.
         m = config.m or DEFAULT_M
         ef_construction = config.ef_construction or DEFAULT_EF_CONSTRUCTION
@@ -279,14 +274,7 @@ class OpenSearchVector(MastraVector):
                 raise self._typed("CREATE_INDEX", name, exc) from exc
         existing = await self._read_info("CREATE_INDEX", name)
         self._infos[name] = existing
-        self._check_dimension("CREATE_INDEX", name, existing.dimension, dimension)
-        if existing.metric != metric:
-            logger.warning(
-                "opensearch index %r exists with metric %s; keeping it (asked for %s)",
-                index,
-                existing.metric,
-                metric,
-            )
+        self._keep_existing(index, existing.dimension, existing.metric, dimension, metric)
 
     async def _list_indexes(self) -> list[str]:
         prefix = self.settings.index_prefix
@@ -317,7 +305,7 @@ class OpenSearchVector(MastraVector):
 
     # --- hooks: writes ------------------------------------------------------------------------------
 
-    def _metadata_problem(self, metadata: dict[str, Any]) -> str | None:
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
         """Why OpenSearch cannot hold ``metadata`` (the ``int64-range`` deviation, the nested-document
         limit), or None. Runs in the shared validation, before any I/O (docs/spec.md §3.3, §3.6), so a
         refused record costs no request and ``Memory`` refuses it before it stores a message."""
@@ -377,9 +365,7 @@ class OpenSearchVector(MastraVector):
                         index=name,
                     )
 
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         index = self._index(name)
         lines: list[tuple[str, str | None]] = []
         for i, rid in enumerate(ids):
@@ -390,7 +376,7 @@ class OpenSearchVector(MastraVector):
         await self._bulk("UPSERT", name, lines)
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         doc: dict[str, Any] = {}
         if metadata is not None:
@@ -442,11 +428,7 @@ class OpenSearchVector(MastraVector):
         )
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         query: Clause = native_filter
         if query == MATCH_NONE:
@@ -533,7 +515,7 @@ class OpenSearchVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -549,22 +531,20 @@ class OpenSearchVector(MastraVector):
             flt = None
         exact = bool(options.get("exact", False)) or info.flat
         query = vector.tolist()
-        # Ties at the cut-off are broken by id (docs/spec.md §3.1), which the engine does not know: ask for a
-        # few more, and for more still while the last one asked for ties with the last one kept.
-        k = min(top_k + _TIE_MARGIN, MAX_K)
-        while True:
-            if exact:
-                hits = await self._exact(name, info, query, k, flt)
-            else:
+
+        async def search(k: int) -> list[dict[str, Any]]:
+            nonlocal exact
+            if not exact:
                 hits = await self._knn(name, query, k, ef, flt)
                 # Fewer than asked while more match (a filtered HNSW search can run out of candidates):
                 # rerun exactly, so the answer never has fewer than top_k records when that many match.
-                if len(hits) < k and await self._count(name, flt) > len(hits):
-                    exact = True
-                    continue
-            if len(hits) < k or k >= MAX_K or hits[top_k - 1]["_score"] != hits[-1]["_score"]:
-                break
-            k = min(k * 2, MAX_K)
+                if len(hits) >= k or await self._count(name, flt) <= len(hits):
+                    return hits
+                exact = True
+            return await self._exact(name, info, query, k, flt)
+
+        # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
+        hits = await past_ties(search, top_k, lambda hit: hit["_score"], MAX_K)
         return [self._result(hit, vector, info.metric, include_vector) for hit in hits]
 
     def _result(

@@ -1,7 +1,7 @@
 """Filter translation: the filter AST in, an OpenSearch query DSL clause out (docs/spec.md §2.7).
 
 Every clause the translator emits is exact: it holds for a document exactly when the reference evaluator
-says the AST node holds for the record's metadata. It reads the filter fields of :mod:`.document`
+says the AST node holds for the record's metadata. It reads the filter fields of :mod:`.layout`
 (``str``/``lstr``/``lhash``/``int``/``dbl`` terms ``<path code>:<value>``, ``facts``, ``nested`` ``elems``):
 
 * ``$and`` is ``bool.filter``, ``$or`` ``bool.should`` (``minimum_should_match: 1``), and every negation
@@ -31,18 +31,17 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
-from mastra_memory.filters import Comparison, ElemMatch, matches
-from mastra_memory.filters.ast import And, Nor, Not, Or, Path, Scalar
-from mastra_memory.filters.visitor import FilterTranslator
+from mastra_memory.filters import Comparison, ElemMatch
+from mastra_memory.filters.ast import Path, Scalar
+from mastra_memory.filters.facts import FactTranslator
+from mastra_memory.filters.numbers import INT64_MAX, INT64_MIN, beyond_int64, distinct, float64_of, in_int64
 
 from .capabilities import OPENSEARCH_CAPABILITIES
-from .document import (
+from .layout import (
     DOUBLE_FIELD,
     ELEMENT_DEPTH,
     ELEMENTS_FIELD,
     FACTS_FIELD,
-    INT64_MAX,
-    INT64_MIN,
     INT_FIELD,
     LONG_HASH_FIELD,
     LONG_STRING_FIELD,
@@ -97,19 +96,21 @@ def _none_of(clauses: Sequence[Clause]) -> Clause:
     return {"bool": {"must_not": kept}}
 
 
-def _distinct(values: tuple[Scalar, ...]) -> list[Scalar]:
-    """``values`` without repeats, keeping ``True`` apart from ``1`` (which Python's ``==`` does not)."""
-    seen: dict[tuple[bool, Scalar], Scalar] = {}
-    for value in values:
-        seen.setdefault((isinstance(value, bool), value), value)
-    return list(seen.values())
-
-
-class OpenSearchFilterTranslator(FilterTranslator[Clause]):
+class OpenSearchFilterTranslator(FactTranslator[Clause]):
     """AST -> query DSL clause. ``prefix`` is where the filter fields live (``""`` at the root,
     ``"elems."`` inside one ``$elemMatch``, ...); ``depth`` counts the ``$elemMatch`` levels."""
 
     capabilities = OPENSEARCH_CAPABILITIES
+    backend = "OpenSearch"
+    scalar_elements = (
+        "array elements are indexed as nested documents of object elements only; $elemMatch with an "
+        "operator document (scalar elements) has no exact translation"
+    )
+    #: ``$and`` is ``bool.filter``, ``$or`` ``bool.should`` (``minimum_should_match: 1``), ``$nor`` and
+    #: ``$not`` ``bool.must_not``.
+    all_of = staticmethod(_all_of)
+    any_of = staticmethod(_any_of)
+    none_of = staticmethod(_none_of)
 
     def __init__(self, prefix: str = "", depth: int = 0) -> None:
         self.prefix = prefix
@@ -138,39 +139,17 @@ class OpenSearchFilterTranslator(FilterTranslator[Clause]):
             spec["lt"] = f"{code}{_AFTER_COLON}"
         return {"range": {self.prefix + field: spec}}
 
-    def _fact(self, tag: str, path: Path, extra: int | None = None) -> Clause:
+    def has_fact(self, tag: str, path: Path, extra: int | None = None) -> Clause:
         return {"term": {self.prefix + FACTS_FIELD: fact(tag, path, extra)}}
-
-    def missing(self, path: Path) -> Clause:
-        """Some branch of ``path`` ends early: a key is absent, or a scalar stands where an object is."""
-        terms: list[Clause] = [_none_of([self._fact("a", path[:1])])]
-        for depth in range(1, len(path)):
-            prefix = path[:depth]
-            terms.append(_all_of([self._fact("c", prefix), _none_of([self._fact("a", path[: depth + 1])])]))
-            terms.append(self._fact("s", prefix))
-        return _any_of(terms)
 
     # --- leaves ---------------------------------------------------------------------------------
 
     def _check_int(self, node: Comparison, value: Scalar) -> None:
-        if (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and not INT64_MIN <= value <= INT64_MAX
-            and float(value) != value
-        ):
-            self.unsupported(
-                node,
-                f"the integer {value} is outside int64 and not exactly a float64 (declared deviation "
-                "int64-range)",
-            )
+        if isinstance(value, int) and not isinstance(value, bool) and float64_of(value) is None:
+            self.unsupported(node, beyond_int64(value))
 
-    def _equals(self, node: Comparison, value: Scalar) -> Clause:
+    def value_equals(self, node: Comparison, value: str | int | float) -> Clause:
         path = node.path
-        if value is None:
-            return _any_of([self._fact("z", path), self.missing(path)])
-        if value is True or value is False:
-            return self._fact("t" if value else "f", path)
         if isinstance(value, str):
             if is_short(value):
                 return self._term(STRING_FIELD, path, value)
@@ -191,18 +170,18 @@ class OpenSearchFilterTranslator(FilterTranslator[Clause]):
     def _number_encoding(self, node: Comparison, value: int | float) -> tuple[str | None, str]:
         """The field and term a stored number equal to ``value`` has (``None``: no number is equal)."""
         self._check_int(node, value)
-        if isinstance(value, float) and value.is_integer() and INT64_MIN <= value <= INT64_MAX:
+        if isinstance(value, float) and value.is_integer() and in_int64(value):
             return INT_FIELD, encode_int(int(value))
         if isinstance(value, int):
-            if INT64_MIN <= value <= INT64_MAX:
+            if in_int64(value):
                 return INT_FIELD, encode_int(value)
             return DOUBLE_FIELD, encode_double(float(value))  # exactly a float (checked above)
         return DOUBLE_FIELD, encode_double(value)
 
-    def _in(self, node: Comparison, values: tuple[Scalar, ...]) -> Clause:
+    def in_values(self, node: Comparison, values: tuple[Scalar, ...]) -> Clause:
         grouped: dict[str, list[str]] = {}
         others: list[Clause] = []
-        for value in _distinct(values):
+        for value in distinct(values):
             if isinstance(value, str) and is_short(value):
                 grouped.setdefault(STRING_FIELD, []).append(value)
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -210,7 +189,7 @@ class OpenSearchFilterTranslator(FilterTranslator[Clause]):
                 if field is not None:
                     grouped.setdefault(field, []).append(encoded)
             else:
-                others.append(self._equals(node, value))
+                others.append(self.equals(node, value))
         clauses = [self._terms(f, node.path, list(dict.fromkeys(v))) for f, v in grouped.items()]
         return _any_of([*clauses, *others])
 
@@ -260,46 +239,16 @@ class OpenSearchFilterTranslator(FilterTranslator[Clause]):
 
     # --- visitor methods ------------------------------------------------------------------------
 
-    def comparison(self, node: Comparison) -> Clause:
-        """One field condition."""
-        op, value = node.op, node.value
-        if not node.path:
-            self.unsupported(node, "a condition on an array element itself has no OpenSearch translation")
-        if isinstance(value, tuple):
-            if op == "$in":
-                return self._in(node, value)
-            if op == "$nin":
-                return _none_of([self._in(node, value)])
-            if op == "$all":
-                if not value:
-                    return MATCH_NONE
-                return _all_of([self._in(node, (item,)) for item in _distinct(value)])
-            self.unsupported(node)
-        if op == "$eq":
-            return self._equals(node, value)
-        if op == "$ne":
-            return _none_of([self._equals(node, value)])
-        if op in ("$gt", "$gte", "$lt", "$lte"):
-            if isinstance(value, str):
-                return self._string_range(node, value)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.unsupported(node, f"{op} needs a number or a string")  # the core rejects it earlier
-            return self._number_range(node, value)
-        if op == "$exists":
-            present = self._fact("p", node.path)
-            return present if value else _none_of([present])
-        if op == "$size" and isinstance(value, int) and not isinstance(value, bool):
-            return self._fact("n", node.path, value)
-        self.unsupported(node)
+    def ordered(self, node: Comparison, value: Scalar) -> Clause:
+        """A keyword range over strings, or exact integer and float64 ranges over numbers."""
+        if isinstance(value, str):
+            return self._string_range(node, value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.unsupported(node, f"{node.op} needs a number or a string")  # the core rejects it earlier
+        return self._number_range(node, value)
 
-    def elem_match(self, node: ElemMatch) -> Clause:
+    def nested(self, node: ElemMatch) -> Clause:
         """A ``nested`` query over the object elements of the arrays reached at the path."""
-        if not node.on_documents:
-            self.unsupported(
-                node,
-                "array elements are indexed as nested documents of object elements only; $elemMatch with an "
-                "operator document (scalar elements) has no exact translation",
-            )
         if self.depth >= ELEMENT_DEPTH:
             self.unsupported(
                 node,
@@ -311,23 +260,4 @@ class OpenSearchFilterTranslator(FilterTranslator[Clause]):
             node.condition
         )
         query = _all_of([{"term": {f"{nested_path}.{PATH_FIELD}": path_code(node.path)}}, inner])
-        nested: Clause = {"nested": {"path": nested_path, "query": query, "score_mode": "none"}}
-        if matches(node.condition, {}):  # an array element that is itself an array reads as {}
-            return _any_of([nested, self._fact("l", node.path)])
-        return nested
-
-    def logical_and(self, node: And, children: list[Clause]) -> Clause:
-        """``bool.filter``."""
-        return _all_of(children)
-
-    def logical_or(self, node: Or, children: list[Clause]) -> Clause:
-        """``bool.should`` with ``minimum_should_match: 1``."""
-        return _any_of(children)
-
-    def logical_nor(self, node: Nor, children: list[Clause]) -> Clause:
-        """``bool.must_not`` of every child."""
-        return _none_of(children)
-
-    def logical_not(self, node: Not, child: Clause) -> Clause:
-        """``bool.must_not`` of the child (root or field level)."""
-        return _none_of([child])
+        return {"nested": {"path": nested_path, "query": query, "score_mode": "none"}}

@@ -23,12 +23,9 @@ PGVECTOR_CAPABILITIES: Final = AdapterCapabilities(
     emulated_operators=frozenset({"$regex"}),
     implicit_array_traversal=True,
     metadata_only_query=True,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
     index_types=frozenset({"hnsw", "ivfflat", "flat"}),
     max_dimension=MAX_DIMENSION,
     max_upsert_batch=MAX_ROWS_PER_STATEMENT,
-    update_by_filter="native",
-    delete_by_filter="native",
     deviations=(
         Deviation(
             code="nul-character-rejected",

@@ -1,7 +1,7 @@
 """Settings of the pgvector adapter: where PostgreSQL is, which schema to use, how big the pool is.
 
 Every field can also come from the environment with the prefix ``MASTRA_MEMORY_PGVECTOR_``
-(``MASTRA_MEMORY_PGVECTOR_URL``, ``MASTRA_MEMORY_PGVECTOR_SCHEMA``,
+(``MASTRA_MEMORY_PGVECTOR_URL``, ``MASTRA_MEMORY_PGVECTOR_SCHEMA_NAME`` or ``..._SCHEMA``,
 ``MASTRA_MEMORY_PGVECTOR_POOL_MAX_SIZE``, ...).
 Explicit arguments win over the environment.
 
@@ -13,29 +13,24 @@ mean the same as ``postgresql://``.
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from mastra_memory.plugins.aliases import rename_aliases
+from mastra_memory.plugins.settings import StoreSettings
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 ENV_PREFIX: Final = "MASTRA_MEMORY_PGVECTOR_"
 #: PostgreSQL truncates identifiers to 63 bytes; longer names are refused rather than truncated.
 MAX_IDENTIFIER_BYTES: Final = 63
-_ALIASES: Final = {
+#: libpq's and Mastra's names; the camelCase spelling of every field (``poolMaxSize``) is accepted as well.
+_SPELLINGS: Final = {
     "dsn": "url",
     "connectionString": "url",
     "connection_string": "url",
     "schema": "schema_name",
-    "schemaName": "schema_name",
     "dbname": "database",
-    "poolMinSize": "pool_min_size",
-    "poolMaxSize": "pool_max_size",
-    "connectTimeout": "connect_timeout",
-    "createExtension": "create_extension",
-    "applicationName": "application_name",
 }
 _SCHEMES: Final = re.compile(r"^(pgvector|postgres|postgresql)(\+[a-z0-9]+)?://", re.IGNORECASE)
 
@@ -52,7 +47,7 @@ def check_identifier(name: str, what: str) -> str:
     return name
 
 
-class PgVectorSettings(BaseSettings):
+class PgVectorSettings(StoreSettings):
     """How to reach PostgreSQL (with the pgvector extension) and how to use it.
 
     Attributes:
@@ -67,12 +62,9 @@ class PgVectorSettings(BaseSettings):
         application_name: shown in ``pg_stat_activity``.
     """
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        populate_by_name=True,
-        extra="forbid",
-        frozen=True,
-    )
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True)
+    spellings: ClassVar[Mapping[str, str]] = _SPELLINGS
+    env_fallbacks: ClassVar[Mapping[str, tuple[str, ...]]] = {"schema_name": (f"{ENV_PREFIX}SCHEMA",)}
 
     url: str | None = None
     host: str | None = None
@@ -87,18 +79,6 @@ class PgVectorSettings(BaseSettings):
     retries: int = Field(default=2, ge=0, le=10)
     create_extension: bool = Field(default=True)
     application_name: str = Field(default="mastra-memory")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _aliases(cls, data: Any) -> Any:
-        """Accept ``dsn``/``connectionString`` for ``url``, ``schema`` and ``dbname``, and camelCase names;
-        read ``MASTRA_MEMORY_PGVECTOR_SCHEMA`` as well as ``..._SCHEMA_NAME``."""
-        renamed = rename_aliases(data, _ALIASES)
-        if not isinstance(renamed, dict):
-            return renamed
-        if "schema_name" not in renamed and os.environ.get(f"{ENV_PREFIX}SCHEMA"):
-            renamed["schema_name"] = os.environ[f"{ENV_PREFIX}SCHEMA"]
-        return renamed
 
     @field_validator("url")
     @classmethod

@@ -27,19 +27,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import psycopg
-from mastra_memory.errors import MastraMemoryError, StorageError, error_id
 from mastra_memory.messages import MastraDBMessage
-from mastra_memory.storage import (
-    Candidate,
-    ListMessagesQuery,
-    ListThreadsQuery,
-    MemoryStorage,
-    Resource,
-    Side,
-    Thread,
-    Work,
-    codec,
-)
+from mastra_memory.metadata_limits import is_unicode
+from mastra_memory.storage import BackendErrors, MemoryStorage, codec
+from mastra_memory.storage.hooks import Candidate, Side, Work
+from mastra_memory.storage.records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
 
 from .connection import Connection, PgDatabase, is_transient, quote_ident
 from .settings import PgVectorSettings
@@ -56,21 +48,6 @@ _RESOURCE_COLUMNS: Final = ", ".join(codec.RESOURCE_COLUMNS)
 _TEXT_LIMIT: Final = "cannot contain U+0000 or unpaired surrogates in PostgreSQL"
 
 Row = tuple[Any, ...]
-
-
-def _json(value: Any, what: str) -> str:
-    """JSON text of plain data (``codec.json_text``). U+0000 travels escaped; text that is not valid
-    Unicode is written ASCII-escaped, since PostgreSQL text must be UTF-8."""
-    text = codec.json_text(value, what)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = codec.json_text(value, what, ensure_ascii=True)
-    return text
-
-
-def _json_or_null(value: Mapping[str, Any] | None, what: str) -> str | None:
-    return None if value is None else _json(dict(value), what)
 
 
 def metadata_fragments(flt: Mapping[str, Any] | None) -> list[str]:
@@ -162,24 +139,16 @@ class PgStorage(MemoryStorage):
 
     async def _transaction(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
         # Reads are a transaction too; idempotent work is retried after a lost connection (PgDatabase.run).
-        try:
-            return await self._db.run(work, idempotent=idempotent)
-        except MastraMemoryError:
-            raise
-        except psycopg.Error as exc:
-            what = operation.lower().replace("_", " ")
-            if is_transient(exc):
-                message = (
-                    f"PostgreSQL at {self._db.where} is unreachable or closed the connection during "
-                    f"{what}: {exc}; "
-                    "check that the server is running and the DSN is right"
-                )
-                status = "CONNECTION_FAILED"
-            else:
-                message, status = f"PostgreSQL {what} failed: {exc}", "FAILED"
-            raise StorageError(
-                message, id=error_id("STORAGE", STORE, operation, status), details={"where": self._db.where}
-            ) from exc
+        return await self._db.run(work, idempotent=idempotent)
+
+    def _backend_errors(self) -> BackendErrors:
+        return BackendErrors(
+            database="PostgreSQL",
+            types=(psycopg.Error,),
+            where=self._db.where,
+            is_connection_lost=is_transient,
+            connection_hint="check that the server is running and the DSN is right",
+        )
 
     async def close(self) -> None:
         """Close the connection pool. A closed storage reopens on next use."""
@@ -187,15 +156,7 @@ class PgStorage(MemoryStorage):
 
     def _text_problem(self, text: str) -> str | None:
         """PostgreSQL text holds neither U+0000 nor unpaired surrogates."""
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return _TEXT_LIMIT
-        return _TEXT_LIMIT if "\x00" in text else None
-
-    def _encode_content(self, message: MastraDBMessage) -> Any:
-        # Python mode, not JSON mode: JSON mode would silently turn NaN into null.
-        return _json(message.content.model_dump(), f"content of message {message.id}")
+        return _TEXT_LIMIT if "\x00" in text or not is_unicode(text) else None
 
     @staticmethod
     async def _rows(conn: Connection, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Row]:
@@ -232,7 +193,7 @@ class PgStorage(MemoryStorage):
                 thread.id,
                 thread.resource_id,
                 thread.title,
-                _json_or_null(thread.metadata, f"metadata of thread {thread.id}"),
+                codec.json_text_or_none(thread.metadata, f"metadata of thread {thread.id}"),
                 thread.created_at,
                 thread.updated_at,
             ),
@@ -355,7 +316,7 @@ class PgStorage(MemoryStorage):
                 (
                     *(message.id, message.thread_id, message.resource_id, message.role, message.type),
                     *(content, message.created_at),
-                    None if metadata is None else _json(metadata, f"metadata of message {message.id}"),
+                    codec.json_text_or_none(metadata, f"metadata of message {message.id}"),
                 )
             )
         async with conn.cursor() as cursor:
@@ -403,7 +364,7 @@ class PgStorage(MemoryStorage):
             (
                 resource.id,
                 resource.working_memory,
-                _json_or_null(resource.metadata, f"metadata of resource {resource.id}"),
+                codec.json_text_or_none(resource.metadata, f"metadata of resource {resource.id}"),
                 resource.created_at,
                 resource.updated_at,
             ),

@@ -6,13 +6,8 @@ registry table ``mastra_vector_indexes`` records each index's dimension, metric 
 ``list_indexes`` shows only indexes (never unrelated tables) and every operation reads the metric it
 needs in the same transaction as its data.
 
-ANN indexes. ``hnsw`` (default; ``m``, ``ef_construction``; ``ef`` at query time as ``hnsw.ef_search``)
-and ``ivfflat`` (``lists``; ``probes`` at query time) use the metric's operator class
-(``vector_cosine_ops``, ``vector_l2_ops``, ``vector_ip_ops``). Above 2,000 dimensions the index is built
-over ``embedding::halfvec(n)`` (up to 4,000 dimensions) while the column keeps float32, so stored vectors
-and scores stay exact; above that an index searches exactly. An ``ivfflat`` index is trained only once
-the table holds at least ``lists`` rows (an IVF index trained on an empty table has poor recall); until
-then queries are exact. ``flat`` builds no ANN index.
+ANN indexes. ``hnsw`` (default) and ``ivfflat``, or ``flat`` for none: their configuration, DDL, rebuilds
+and query-time parameters are :mod:`.ann`'s.
 
 Queries never return fewer than ``min(top_k, matching)`` records: an ANN query runs with pgvector's
 iterative index scans (``hnsw.iterative_scan = strict_order``, ``ivfflat.iterative_scan``), and when it
@@ -24,124 +19,63 @@ Metadata indexes. ``create_index(metadata_indexes=["thread_id", ...])`` builds a
 (``jsonb_path_ops``) on ``metadata -> 'thread_id'`` for every key made of identifier characters; the
 translator writes equality and ``$in`` on such keys as containment over that same expression.
 
+Ids. An id is stored as it is, except that U+0000, which PostgreSQL text cannot hold, is escaped by
+:func:`mastra_memory.vector.escape_nul` (an escape that keeps ids distinct and in code-point order, so ties
+and listings by id stay exact; docs/spec.md §3.5).
+
 Writes. An upsert is one transaction: the rows travel in one binary ``COPY`` into a per-session staging
 table, then move with ``INSERT ... SELECT ... ON CONFLICT (id) DO UPDATE`` statements of at most 16,383 rows
-each, in id order so concurrent upserts lock rows in the same order. Floats in metadata are written as their
-exact decimal value (see :func:`.translate.json_text`).
+each, in id order so concurrent upserts lock rows in the same order. How rows and metadata are encoded
+(floats as their exact decimal value) is :mod:`.layout`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import re
-import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
-import numpy as np
-import numpy.typing as npt
 import psycopg
 from mastra_memory.capabilities import Metric
-from mastra_memory.errors import CapabilityError, MastraMemoryError, ValidationError, VectorStoreError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef
+from mastra_memory.errors import MastraMemoryError, ValidationError, VectorStoreError
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.records import (
+    IndexConfig,
+    IndexStats,
+    QueryResult,
+    escape_nul,
+    unescape_nul,
+)
 
+from .ann import (
+    VECTOR_INDEX_MAX,
+    IndexRow,
+    build_ann,
+    derived_name,
+    index_config,
+    rebuild,
+    tune,
+)
 from .capabilities import MAX_ROWS_PER_STATEMENT, PGVECTOR_CAPABILITIES
 from .connection import Connection, PgDatabase, is_transient, quote_ident
-from .settings import MAX_IDENTIFIER_BYTES, PgVectorSettings
-from .translate import PgFilterTranslator, SqlFilter, json_text, unstorable_text
+from .layout import FLOAT32, copy_payload, metadata_problem, metadata_text, parse_vector, vector_text
+from .settings import PgVectorSettings
+from .translate import PgFilterTranslator, SqlFilter, json_text
 
 __all__ = ["PGVECTOR_CAPABILITIES", "PgVector"]
 
 logger = logging.getLogger("mastra_memory_pgvector.store")
 
 REGISTRY: Final = "mastra_vector_indexes"
-#: ``vector`` columns hold up to 16,000 dimensions, HNSW/IVF indexes over ``vector`` up to 2,000 and over
-#: ``halfvec`` up to 4,000.
-VECTOR_INDEX_MAX: Final = 2_000
-HALFVEC_INDEX_MAX: Final = 4_000
 _NATIVE_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FLOAT32: Final = np.dtype("<f4")
-_OPCLASS: Final[Mapping[Metric, str]] = {
-    "cosine": "cosine_ops",
-    "euclidean": "l2_ops",
-    "dotproduct": "ip_ops",
-}
 _OPERATOR: Final[Mapping[Metric, str]] = {"cosine": "<=>", "euclidean": "<->", "dotproduct": "<#>"}
 _QUERY_OPTIONS: Final = frozenset({"ef", "probes", "exact"})
 # The per-session staging table of upserts, and the size of the pieces a COPY is sent in.
 _STAGE: Final = "pg_temp.mastra_upsert_stage"
 _COPY_CHUNK: Final = 4 << 20
-_DEFAULT_M: Final = 16
-_DEFAULT_EF_CONSTRUCTION: Final = 64
-
-
-def derived_name(base: str, suffix: str) -> str:
-    """``<base>_<suffix>`` when it fits in 63 bytes, else a prefix of it plus an 8-hex-digit hash."""
-    name = f"{base}_{suffix}"
-    if len(name.encode()) <= MAX_IDENTIFIER_BYTES:
-        return name
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    tail = f"_{digest}"
-    prefix = name.encode()[: MAX_IDENTIFIER_BYTES - len(tail)].decode("utf-8", "ignore")
-    return prefix + tail
-
-
-@dataclass(frozen=True, slots=True)
-class _Index:
-    """A registry row: what an index is and how it searches."""
-
-    name: str
-    dimension: int
-    metric: Metric
-    kind: str  # hnsw | ivfflat | flat
-    m: int
-    ef_construction: int
-    lists: int | None
-    probes: int | None
-    ef: int | None
-    built: bool  # whether the ANN index exists (ivfflat waits for rows)
-
-
-def _vector_text(vector: npt.NDArray[np.floating]) -> str:
-    """pgvector's text form; float32 values written with enough digits to read back exactly."""
-    return "[" + ",".join(map(repr, vector.astype(_FLOAT32).tolist())) + "]"
-
-
-def _copy_payload(ids: list[str], vectors: npt.NDArray[np.float32], metadata: list[str]) -> bytes:
-    """Rows ``(id text, embedding vector, metadata jsonb)`` in PostgreSQL's binary COPY format.
-
-    ``vector`` is pgvector's binary form (int16 dimension, int16 unused, big-endian float4 values) and
-    ``jsonb`` is version byte 1 followed by the JSON text.
-    """
-    dimension = vectors.shape[1]
-    vector_head = struct.pack(">iHH", 4 + 4 * dimension, dimension, 0)
-    big_endian = np.ascontiguousarray(vectors, dtype=">f4")
-    parts = [b"PGCOPY\n\xff\r\n\x00", struct.pack(">ii", 0, 0)]
-    for i, (rid, meta) in enumerate(zip(ids, metadata, strict=True)):
-        id_bytes = rid.encode()
-        meta_bytes = b"\x01" + meta.encode()
-        parts += (
-            struct.pack(">hi", 3, len(id_bytes)),
-            id_bytes,
-            vector_head,
-            big_endian[i].tobytes(),
-            struct.pack(">i", len(meta_bytes)),
-            meta_bytes,
-        )
-    parts.append(struct.pack(">h", -1))
-    return b"".join(parts)
-
-
-def _parse_vector(text: str) -> list[float]:
-    body = text.strip()[1:-1]
-    if not body:
-        return []
-    return [float(x) for x in np.asarray(body.split(","), dtype=_FLOAT32)]
 
 
 def _score(metric: Metric, distance: float | None) -> float:
@@ -256,7 +190,7 @@ class PgVector(MastraVector):
                 VectorStoreError, operation, "FAILED", f"pgvector {operation.lower()} failed: {exc}"
             ) from exc
 
-    async def _index(self, conn: Connection, operation: str, name: str, *, lock: bool = False) -> _Index:
+    async def _index(self, conn: Connection, operation: str, name: str, *, lock: bool = False) -> IndexRow:
         row = await (
             await conn.execute(
                 f"SELECT dimension, metric, config, built FROM {self._registry} WHERE name = %s"
@@ -266,19 +200,7 @@ class PgVector(MastraVector):
         ).fetchone()
         if row is None:
             raise self._not_found(operation, name)
-        config: dict[str, Any] = row[2]
-        return _Index(
-            name=name,
-            dimension=int(row[0]),
-            metric=row[1],
-            kind=str(config.get("type", "flat")),
-            m=int(config.get("m") or _DEFAULT_M),
-            ef_construction=int(config.get("ef_construction") or _DEFAULT_EF_CONSTRUCTION),
-            lists=config.get("lists"),
-            probes=config.get("probes"),
-            ef=config.get("ef"),
-            built=bool(row[3]),
-        )
+        return IndexRow.of(name, int(row[0]), row[1], row[2], built=bool(row[3]))
 
     async def close(self) -> None:
         """Close the connection pool."""
@@ -292,74 +214,6 @@ class PgVector(MastraVector):
 
     # --- hooks: indexes ---------------------------------------------------------------------------
 
-    def _check_config(self, dimension: int, config: IndexConfig) -> dict[str, Any]:
-        op = "CREATE_INDEX"
-        kind = config.type or "hnsw"
-        if dimension > HALFVEC_INDEX_MAX and kind != "flat":
-            if config.type is not None:
-                raise self._error(
-                    CapabilityError, op, "INVALID_ARGS",
-                    f"pgvector builds {kind} indexes up to {HALFVEC_INDEX_MAX} dimensions (as halfvec); "
-                    f"use index type 'flat' (exact search) for {dimension} dimensions",
-                )  # fmt: skip
-            logger.warning(
-                "%d dimensions exceed pgvector's ANN index limit (%d); the index searches exactly",
-                dimension, HALFVEC_INDEX_MAX,
-            )  # fmt: skip
-            kind = "flat"
-        m = config.m or _DEFAULT_M
-        ef_construction = config.ef_construction or max(_DEFAULT_EF_CONSTRUCTION, 2 * m)
-        problems = []
-        if not 2 <= m <= 100:
-            problems.append(f"m must be between 2 and 100, got {m}")
-        if not 4 <= ef_construction <= 1000:
-            problems.append(f"ef_construction must be between 4 and 1000, got {ef_construction}")
-        elif ef_construction < 2 * m:
-            problems.append(f"ef_construction ({ef_construction}) must be at least 2 * m ({2 * m})")
-        if config.lists is not None and not 1 <= config.lists <= 32_768:
-            problems.append(f"lists must be between 1 and 32768, got {config.lists}")
-        if config.ef is not None and not 1 <= config.ef <= 1000:
-            problems.append(f"ef must be between 1 and 1000, got {config.ef}")
-        if problems:
-            raise self._error(
-                ValidationError, op, "INVALID_ARGS", "invalid index_config: " + "; ".join(problems)
-            )
-        return {
-            "type": kind,
-            "m": m,
-            "ef_construction": ef_construction,
-            "lists": config.lists,
-            "probes": config.probes,
-            "ef": config.ef,
-        }
-
-    def _ann_target(self, index: _Index) -> tuple[str, str]:
-        """The indexed expression and the operator class of an index (halfvec above 2,000 dimensions)."""
-        if index.dimension > VECTOR_INDEX_MAX:
-            return f"(embedding::halfvec({index.dimension}))", f"halfvec_{_OPCLASS[index.metric]}"
-        return "embedding", f"vector_{_OPCLASS[index.metric]}"
-
-    async def _build_ann(self, conn: Connection, index: _Index, rows: int) -> bool:
-        """Create the ANN index of ``index`` (ivfflat only once the table has ``lists`` rows)."""
-        if index.kind == "flat":
-            return False
-        expression, opclass = self._ann_target(index)
-        table = self._table(index.name)
-        ann = quote_ident(derived_name(index.name, "vector_idx"))
-        if index.kind == "hnsw":
-            options = f"m = {int(index.m)}, ef_construction = {int(index.ef_construction)}"
-            await conn.execute(
-                f"CREATE INDEX {ann} ON {table} USING hnsw ({expression} {opclass}) WITH ({options})"
-            )
-            return True
-        lists = index.lists or max(100, min(4000, math.floor(2 * math.sqrt(rows))))
-        if rows < lists:
-            return False
-        await conn.execute(
-            f"CREATE INDEX {ann} ON {table} USING ivfflat ({expression} {opclass}) WITH (lists = {lists})"
-        )
-        return True
-
     async def _create_index(
         self,
         name: str,
@@ -369,37 +223,25 @@ class PgVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        op = "CREATE_INDEX"
-        if options:
-            raise self._error(
-                ValidationError, op, "INVALID_ARGS",
-                f"unknown create_index options {sorted(options)} for pgvector (it takes none)",
-            )  # fmt: skip
-        wanted = self._check_config(dimension, config)
+        wanted = index_config(dimension, config, self._error)
         table = self._table(name)
 
         async def create(conn: Connection) -> None:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{self.schema}.{name}",))
             row = await (
                 await conn.execute(
-                    f"SELECT dimension, metric, config FROM {self._registry} WHERE name = %s", (name,)
+                    f"SELECT dimension, metric, config, built FROM {self._registry} WHERE name = %s", (name,)
                 )
             ).fetchone()
             if row is not None:
-                self._check_dimension(op, name, int(row[0]), dimension)
-                if row[1] != metric:
-                    logger.warning(
-                        "index %r already exists with metric %r; keeping it (asked for %r)",
-                        name,
-                        row[1],
-                        metric,
-                    )
-                await self._maybe_rebuild(conn, name, row[2], config, wanted)
+                self._keep_existing(name, int(row[0]), row[1], dimension, metric)
+                existing = IndexRow.of(name, int(row[0]), row[1], row[2], built=bool(row[3]))
+                await rebuild(conn, self.schema, self._registry, table, existing, row[2], config, wanted)
             else:
                 exists = await (await conn.execute("SELECT to_regclass(%s)", (table,))).fetchone()
                 if exists is not None and exists[0] is not None:
                     raise self._error(
-                        VectorStoreError, op, "NAME_TAKEN",
+                        VectorStoreError, "CREATE_INDEX", "NAME_TAKEN",
                         f"a table named {name!r} already exists in schema {self.schema!r} and is not a "
                         "mastra-memory index; choose another index name or schema",
                     )  # fmt: skip
@@ -409,19 +251,8 @@ class PgVector(MastraVector):
                     f"vector({int(dimension)}) NOT NULL, "
                     f"metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb, CONSTRAINT {pkey} PRIMARY KEY (id))"
                 )
-                index = _Index(
-                    name=name,
-                    dimension=dimension,
-                    metric=metric,
-                    kind=wanted["type"],
-                    m=wanted["m"],
-                    ef_construction=wanted["ef_construction"],
-                    lists=wanted["lists"],
-                    probes=wanted["probes"],
-                    ef=wanted["ef"],
-                    built=False,
-                )
-                built = await self._build_ann(conn, index, 0)
+                index = IndexRow.of(name, dimension, metric, wanted, built=False)
+                built = await build_ann(conn, table, index, 0)
                 await conn.execute(
                     f"INSERT INTO {self._registry} (name, dimension, metric, config, built) "
                     "VALUES (%s, %s, %s, %s::jsonb, %s)",
@@ -437,53 +268,7 @@ class PgVector(MastraVector):
                     "jsonb_path_ops)"
                 )
 
-        await self._run(op, create)
-
-    async def _maybe_rebuild(
-        self, conn: Connection, name: str, stored: dict[str, Any], config: IndexConfig, wanted: dict[str, Any]
-    ) -> None:
-        """Rebuild the ANN index when the caller asked for another type or build parameters."""
-        build = ("type", "m", "ef_construction", "lists")
-        asked = {k: wanted[k] for k in build if getattr(config, k) is not None}
-        changed = {k: v for k, v in asked.items() if stored.get(k) != v}
-        query_time = {k: wanted[k] for k in ("probes", "ef") if getattr(config, k) is not None}
-        if not changed and all(stored.get(k) == v for k, v in query_time.items()):
-            return
-        merged = {**stored, **asked, **query_time}
-        if changed:
-            logger.info(
-                "index %r: rebuilding the ANN index (%s)",
-                name,
-                ", ".join(f"{k}={v}" for k, v in changed.items()),
-            )
-            await conn.execute(
-                "DROP INDEX IF EXISTS "
-                f"{quote_ident(self.schema)}.{quote_ident(derived_name(name, 'vector_idx'))}"
-            )
-            count = await (await conn.execute(f"SELECT count(*) FROM {self._table(name)}")).fetchone()
-            index = await self._index(conn, "CREATE_INDEX", name)
-            index = _Index(
-                name=name,
-                dimension=index.dimension,
-                metric=index.metric,
-                kind=merged["type"],
-                m=merged["m"],
-                ef_construction=merged["ef_construction"],
-                lists=merged.get("lists"),
-                probes=merged.get("probes"),
-                ef=merged.get("ef"),
-                built=False,
-            )
-            built = await self._build_ann(conn, index, int(count[0]) if count else 0)
-        else:
-            built_row = await (
-                await conn.execute(f"SELECT built FROM {self._registry} WHERE name = %s", (name,))
-            ).fetchone()
-            built = bool(built_row[0]) if built_row else False
-        await conn.execute(
-            f"UPDATE {self._registry} SET config = %s::jsonb, built = %s WHERE name = %s",
-            (json_text(merged), built, name),
-        )
+        await self._run("CREATE_INDEX", create)
 
     async def _list_indexes(self) -> list[str]:
         async def names(conn: Connection) -> list[str]:
@@ -517,51 +302,22 @@ class PgVector(MastraVector):
 
     # --- validation specific to PostgreSQL ----------------------------------------------------------
 
-    def _float32(self, operation: str, vectors: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
-        with np.errstate(over="ignore"):  # an overflow becomes inf, reported just below
-            as_float32 = vectors.astype(_FLOAT32)
-        bad = np.argwhere(~np.isfinite(as_float32))
-        if bad.size:
-            position = [int(x) for x in bad[0]]
-            i, j = (position[0], position[1]) if len(position) == 2 else (0, position[0])
-            value = vectors[i, j] if vectors.ndim == 2 else vectors[j]
-            raise self._error(
-                ValidationError, operation, "INVALID_VECTOR",
-                f"vector [{i}][{j}] = {value!r} is outside the float32 range pgvector stores",
-            )  # fmt: skip
-        return as_float32
-
-    def _metadata_text(self, operation: str, metadata: Mapping[str, Any], where: str) -> str:
-        # Fast path (C encoder) for the common case: no floats, nothing PostgreSQL cannot hold.
-        try:
-            fast = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            fast.encode("utf-8")  # lone surrogates raise here
-        except (UnicodeEncodeError, ValueError, TypeError):
-            fast = None
-        if fast is not None and "\\u0000" not in fast and not _has_float(metadata):
-            return fast
-        problem = _unstorable(metadata, where)
-        if problem:
-            raise self._error(ValidationError, operation, "INVALID_METADATA", problem)
-        return json_text(metadata)
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
+        """What PostgreSQL text cannot hold (U+0000: declared deviation nul-character-rejected), judged by
+        the shared validation before any I/O, so ``Memory`` refuses such a message before storing it
+        (docs/spec.md §3.6, §5.4)."""
+        return metadata_problem(metadata)
 
     # --- hooks: writes ----------------------------------------------------------------------------
 
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         op = "UPSERT"
-        as_float32 = self._float32(op, vectors)
-        for i, rid in enumerate(ids):
-            if unstorable_text(rid):
-                raise self._error(
-                    ValidationError, op, "INVALID_ID",
-                    "ids must be non-empty strings without NUL characters or unpaired surrogates "
-                    f"(ids[{i}] = {rid!r})",
-                )  # fmt: skip
-        texts = [self._metadata_text(op, meta, f"metadata[{i}]") for i, meta in enumerate(metadata)]
+        as_float32 = vectors.astype(FLOAT32)  # every value fits: the shared validation refused others (§3.3)
+        # U+0000, which text cannot hold, is escaped (docs/spec.md §3.5); surrogates never get here (§3.3).
+        ids = [escape_nul(rid) for rid in ids]
+        texts = [metadata_text(meta) for meta in metadata]
         order = sorted(range(len(ids)), key=ids.__getitem__)  # one lock order for concurrent upserts
-        payload = _copy_payload([ids[i] for i in order], as_float32[order], [texts[i] for i in order])
+        payload = copy_payload([ids[i] for i in order], as_float32[order], [texts[i] for i in order])
         table = self._table(name)
         rows = len(ids)
 
@@ -598,45 +354,34 @@ class PgVector(MastraVector):
 
         await self._run(op, upsert)
 
-    async def _train_ivf(self, conn: Connection, index: _Index) -> None:
+    async def _train_ivf(self, conn: Connection, index: IndexRow) -> None:
         count = await (await conn.execute(f"SELECT count(*) FROM {self._table(index.name)}")).fetchone()
-        if await self._build_ann(conn, index, int(count[0]) if count else 0):
+        if await build_ann(conn, self._table(index.name), index, int(count[0]) if count else 0):
             await conn.execute(f"UPDATE {self._registry} SET built = true WHERE name = %s", (index.name,))
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
-        if unstorable_text(id):
-            return  # such an id cannot exist: a missing id is a no-op
-        await self._update(name, "id = %(m_id)s", {"m_id": id}, vector, metadata)
+        await self._update(name, "id = %(m_id)s", {"m_id": escape_nul(id)}, vector, metadata)
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         flt = self._filter(native_filter)
         await self._update(name, flt.sql, dict(flt.params), vector, metadata)
 
     async def _update(
-        self,
-        name: str,
-        where: str,
-        params: dict[str, Any],
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, where: str, params: dict[str, Any], vector: Vector | None, metadata: Metadata | None
     ) -> None:
         op = "UPDATE_VECTOR"
         assignments = []
         values = dict(params)
         if vector is not None:
             assignments.append("embedding = %(m_vector)s::vector")
-            values["m_vector"] = _vector_text(self._float32(op, vector))
+            values["m_vector"] = vector_text(vector)
         if metadata is not None:
             assignments.append("metadata = %(m_metadata)s::jsonb")
-            values["m_metadata"] = self._metadata_text(op, metadata, "metadata")
+            values["m_metadata"] = metadata_text(metadata)
         table = self._table(name)
 
         async def update(conn: Connection) -> None:
@@ -649,7 +394,7 @@ class PgVector(MastraVector):
 
     async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
         op = "DELETE_VECTORS"
-        wanted = [i for i in ids if not unstorable_text(i)]
+        wanted = [escape_nul(i) for i in ids]
         table = self._table(name)
 
         async def delete(conn: Connection) -> None:
@@ -675,7 +420,7 @@ class PgVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -695,7 +440,7 @@ class PgVector(MastraVector):
                     f"{key} must be an integer from 1 to {limit}, got {value!r}",
                 )
         flt = self._filter(native_filter) if native_filter is not None else None
-        query_text = None if vector is None else _vector_text(self._float32(op, vector))
+        query_text = None if vector is None else vector_text(vector)
         exact_only = bool(options.get("exact"))
 
         async def run(conn: Connection) -> list[QueryResult]:
@@ -715,7 +460,7 @@ class PgVector(MastraVector):
         return results
 
     async def _list_records(
-        self, conn: Connection, index: _Index, top_k: int, flt: SqlFilter | None, include_vector: bool
+        self, conn: Connection, index: IndexRow, top_k: int, flt: SqlFilter | None, include_vector: bool
     ) -> list[QueryResult]:
         """Metadata-only query: the first ``top_k`` matches in id order, score 0.0."""
         where = f"WHERE {flt.sql}" if flt else ""
@@ -729,10 +474,10 @@ class PgVector(MastraVector):
         ).fetchall()
         return [
             QueryResult(
-                id=row[0],
+                id=unescape_nul(row[0]),
                 score=0.0,
                 metadata=row[1],
-                vector=_parse_vector(row[2]) if include_vector else None,
+                vector=parse_vector(row[2]) if include_vector else None,
             )
             for row in rows
         ]
@@ -740,7 +485,7 @@ class PgVector(MastraVector):
     async def _search(
         self,
         conn: Connection,
-        index: _Index,
+        index: IndexRow,
         query_text: str,
         top_k: int,
         flt: SqlFilter | None,
@@ -755,7 +500,7 @@ class PgVector(MastraVector):
         columns = "id, metadata, " + distance + (", embedding::text" if include_vector else "")
         params: dict[str, Any] = {**(flt.params if flt else {}), "m_query": query_text, "m_limit": top_k}
         if ann:
-            await self._tune(conn, index, top_k, options)
+            await tune(conn, index, top_k, options, iterative=self._pgvector >= (0, 8))
             if index.dimension > VECTOR_INDEX_MAX:
                 half = f"halfvec({index.dimension})"
                 order = f"(embedding::{half} {operator} %(m_query)s::{half})"
@@ -772,70 +517,13 @@ class PgVector(MastraVector):
         rows = await (await conn.execute(sql, params)).fetchall()
         return [
             QueryResult(
-                id=row[0],
+                id=unescape_nul(row[0]),
                 score=_score(index.metric, row[2]),
                 metadata=row[1],
-                vector=_parse_vector(row[3]) if include_vector else None,
+                vector=parse_vector(row[3]) if include_vector else None,
             )
             for row in rows
         ]
 
-    async def _tune(self, conn: Connection, index: _Index, top_k: int, options: dict[str, Any]) -> None:
-        """Search parameters of this transaction (one statement): ef_search or probes, and pgvector 0.8's
-        iterative index scans, which keep scanning until a filtered query has its ``top_k`` rows."""
-        settings: dict[str, str] = {}
-        iterative = self._pgvector >= (0, 8)
-        if index.kind == "hnsw":
-            ef = options.get("ef") or index.ef or default_ef(top_k, index.m)
-            settings["hnsw.ef_search"] = str(ef)
-            if iterative:
-                settings["hnsw.iterative_scan"] = "strict_order"
-        elif index.kind == "ivfflat":
-            probes = options.get("probes") or index.probes
-            if probes:
-                settings["ivfflat.probes"] = str(probes)
-            if iterative:
-                settings["ivfflat.iterative_scan"] = "relaxed_order"
-        if settings:
-            calls = ", ".join(f"set_config(%(k{i})s, %(v{i})s, true)" for i in range(len(settings)))
-            params: dict[str, str] = {}
-            for i, (name, value) in enumerate(settings.items()):
-                params[f"k{i}"], params[f"v{i}"] = name, value
-            await conn.execute(f"SELECT {calls}", params)
-
     def _filter(self, native_filter: Any) -> SqlFilter:
-        if not isinstance(native_filter, SqlFilter):
-            raise MastraMemoryError(
-                f"pgvector expected a translated SqlFilter, got {type(native_filter).__name__}"
-            )
-        return native_filter
-
-
-def _has_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return True
-    if isinstance(value, list):
-        return any(_has_float(v) for v in value)
-    if isinstance(value, Mapping):
-        return any(_has_float(v) for v in value.values())
-    return False
-
-
-def _unstorable(value: Any, path: str) -> str | None:
-    """Why PostgreSQL could not hold ``value`` exactly (None if it can); ``path`` names the key."""
-    if isinstance(value, str):
-        if unstorable_text(value):
-            return f"{path}: strings containing U+0000 or unpaired surrogates cannot be stored in PostgreSQL"
-        return None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _unstorable(item, f"{path}[{i}]")
-            if problem:
-                return problem
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            child = f"{path}.{key}"
-            problem = _unstorable(key, f"{child} (key)") or _unstorable(item, child)
-            if problem:
-                return problem
-    return None
+        return self._native(native_filter, SqlFilter)

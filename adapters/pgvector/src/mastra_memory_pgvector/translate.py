@@ -148,6 +148,10 @@ class PgFilterTranslator(SqlFilterTranslator[SqlFilter, str]):
     """
 
     capabilities = PGVECTOR_CAPABILITIES
+    # The shared walk's fragment type and boolean connectives.
+    _make = SqlFilter
+    _join = staticmethod(_join)
+    _negate = staticmethod(_not)
     placeholder = "%({})s"
     false_sql = "FALSE"
 
@@ -169,15 +173,6 @@ class PgFilterTranslator(SqlFilterTranslator[SqlFilter, str]):
         return self._fragment(self._some(node.path, matches, expand=True))
 
     # --- hooks of the shared walk ------------------------------------------------------------------
-
-    def _make(self, sql: str, params: Mapping[str, Any]) -> SqlFilter:
-        return SqlFilter(sql, params)
-
-    def _join(self, operator: str, parts: Sequence[str]) -> str:
-        return _join(operator, parts)
-
-    def _negate(self, sql: str) -> str:
-        return _not(sql)
 
     def _elements_from(self, loc: str, alias: str) -> str:
         return f"{_elements(loc)} AS {alias}(v)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mastra_memory.capabilities import AdapterCapabilities, Deviation
+from mastra_memory.capabilities import AdapterCapabilities, Deviation, int64_range, no_string_ranges
 
 __all__ = [
     "FETCH_BATCH",
@@ -41,10 +41,7 @@ PINECONE_CAPABILITIES: Final = AdapterCapabilities(
     # $all: an $and of equalities; $not/$nor: negation pushed down to leaves that each have an exact
     # Pinecone negation (docs/spec.md §2.8 E*: with the adapter's type markers every leaf has one).
     emulated_operators=frozenset({"$all", "$not", "$nor"}),
-    implicit_array_traversal=False,
-    metadata_only_query=False,
     namespaces=True,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
     # Pinecone serverless builds its own approximate index: "hnsw" is accepted as "an approximate index"
     # and its tuning numbers are ignored with one warning per index.
     index_types=frozenset({"hnsw"}),
@@ -76,22 +73,11 @@ PINECONE_CAPABILITIES: Final = AdapterCapabilities(
             description="lists must hold only strings; other lists are rejected at upsert (INVALID_METADATA)",
             reason="Pinecone's only list type is the list of strings",
         ),
-        Deviation(
-            code="no-string-ranges",
-            description="$gt/$gte/$lt/$lte with a string or datetime operand raise UnsupportedFilterError",
-            reason="Pinecone's range operators compare numbers only",
-        ),
-        Deviation(
-            code="int64-range",
-            description=(
-                "integers outside the signed 64-bit range are rejected at upsert; a filter integer beyond it "
-                "that is not exactly a float raises UnsupportedFilterError"
-            ),
-            reason=(
-                "Pinecone stores every number as a 64-bit float; integers beyond 2^53 are kept exactly in "
-                "a reserved key and compared exactly by enumerating the int64 values that share a float, "
-                "which is finite only within int64"
-            ),
+        no_string_ranges("Pinecone's range operators compare numbers only"),
+        int64_range(
+            "Pinecone stores every number as a 64-bit float; integers beyond 2^53 are kept exactly in "
+            "a reserved key and compared exactly by enumerating the int64 values that share a float, "
+            "which is finite only within int64"
         ),
         Deviation(
             code="dotted-keys-rejected",

@@ -14,29 +14,33 @@ Fields (each also accepts its camelCase spelling, and Mastra's ``PineconeVector`
   ``create_timeout`` — how long index creation and deletion may take.
 
 Unset fields are read from ``MASTRA_MEMORY_PINECONE_<FIELD>`` (``..._CONTROLLER_HOST_URL``,
-``..._CLOUD``, ``..._REGION``, ``..._NAMESPACE``).
+``..._CLOUD``, ``..._REGION``, ``..._NAMESPACE``); an ``environment`` keyword keeps ``..._CLOUD`` and
+``..._REGION`` out.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Any, Final, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic.alias_generators import to_camel
+from mastra_memory.plugins.settings import StoreSettings
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
 
 __all__ = ["DEFAULT_CONTROLLER", "ENV_PREFIX", "PineconeSettings"]
 
 ENV_PREFIX: Final = "MASTRA_MEMORY_PINECONE_"
 DEFAULT_CONTROLLER: Final = "https://api.pinecone.io"
-_ENV_FIELDS: Final = ("api_key", "controller_host_url", "cloud", "region", "namespace")
 _CLOUDS: Final = ("aws", "gcp", "azure")
 
 
-class PineconeSettings(BaseModel):
+class PineconeSettings(StoreSettings):
     """Connection settings of the ``pinecone`` vector store (see the module docstring)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX)
+    # ``host`` is Mastra's shorthand for the control plane; PINECONE_API_KEY is the SDK's own variable.
+    spellings: ClassVar[Mapping[str, str]] = {"host": "controller_host_url"}
+    env_fallbacks: ClassVar[Mapping[str, tuple[str, ...]]] = {"api_key": ("PINECONE_API_KEY",)}
 
     api_key: SecretStr | None = None
     controller_host_url: str = Field(default=DEFAULT_CONTROLLER, min_length=1)
@@ -49,14 +53,21 @@ class PineconeSettings(BaseModel):
     #: Seconds ``create_index`` / ``delete_index`` wait for Pinecone to finish.
     create_timeout: float = Field(default=300.0, gt=0)
 
+    @classmethod
+    def from_environment(cls, keywords: Mapping[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+        """The environment's values, without its cloud and region when ``environment`` names them."""
+        if keywords.get("environment") is not None:
+            found.pop("cloud", None)
+            found.pop("region", None)
+        return found
+
     @model_validator(mode="before")
     @classmethod
-    def _aliases_and_environment(cls, data: Any) -> Any:
+    def _environment(cls, data: Any) -> Any:
+        """Read Mastra's ``environment`` (``"us-east-1-aws"``) as ``<region>-<cloud>``."""
         if not isinstance(data, dict):
             return data
         out = dict(data)
-        if "host" in out:  # Mastra-style shorthand for the control plane
-            out.setdefault("controller_host_url", out.pop("host"))
         environment = out.pop("environment", None)
         if environment is not None:
             region, _, cloud = str(environment).rpartition("-")
@@ -67,16 +78,6 @@ class PineconeSettings(BaseModel):
                 )
             out.setdefault("region", region)
             out.setdefault("cloud", cloud)
-        given = {_snake(k) for k, v in out.items() if v is not None}
-        for name in _ENV_FIELDS:
-            if name not in given:
-                value = os.environ.get(ENV_PREFIX + name.upper(), "").strip()
-                if value:
-                    out[name] = value
-        if "api_key" not in {_snake(k) for k, v in out.items() if v is not None}:
-            key = os.environ.get("PINECONE_API_KEY", "").strip()
-            if key:
-                out["api_key"] = key
         return out
 
     @model_validator(mode="after")
@@ -87,7 +88,3 @@ class PineconeSettings(BaseModel):
                 "(or PINECONE_API_KEY)"
             )
         return self
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)

@@ -4,13 +4,14 @@ Built on the official SDK's asyncio client (``pinecone.AsyncPinecone`` for the c
 ``AsyncIndex`` per index host), data-plane API version :data:`API_VERSION` (the SDK's pinned version).
 The base class validates input and translates filters before any I/O; this class implements its hooks:
 
-* **Records**: metadata is stored as :mod:`.metadata` describes (flattened, with the reserved
-  ``_mastra_shape`` list); ids Pinecone cannot take (non-ASCII, NUL) are stored as ``mastra-<uuid5>``
-  with the original in ``_mastra_id``. Every rule Pinecone enforces is checked before any I/O with a
-  typed error: value types, 40 KB of metadata per record, int64, non-zero dense vectors.
+* **Records**: metadata is stored as :mod:`.layout` describes (flattened, with the reserved
+  ``_mastra_shape`` list); ids Pinecone cannot take (non-ASCII, NUL), and ids of the form
+  ``mastra-<uuid5>`` themselves, are stored as ``mastra-<uuid5>`` with the original in ``_mastra_id``.
+  Every rule Pinecone enforces is checked before any I/O with a typed error: value types, 40 KB of
+  metadata per record, int64, non-zero dense vectors.
 * **Zero vectors** (euclidean and dotproduct indexes, docs/spec.md §3.3): Pinecone refuses an all-zero
   dense vector, so a record or query whose vector is zero at float32 is sent with its first component
-  set to :data:`~.metadata.ZERO_STANDIN` (2^-64) and read back as zeros; a zero query on a dotproduct
+  set to :data:`~.layout.ZERO_STANDIN` (2^-64) and read back as zeros; a zero query on a dotproduct
   index scores every record exactly 0.
 * **Writes**: upserts in batches of 100 records and at most 2 MB per request; deletes and fetches in
   batches of 1,000 ids. Pinecone's ``update`` merges metadata, while docs/spec.md §3.1 replaces it, so an
@@ -19,7 +20,7 @@ The base class validates input and translates filters before any I/O; this class
   an update matching 10,000 records or more raises ``CapabilityError`` before writing (docs/spec.md §3.8).
 * **Freshness**: Pinecone is eventually consistent. Every write is remembered (id -> the record written,
   or deleted) until :meth:`wait_for_indexing` has seen it through ``fetch``; updates by id read the
-  remembered record first, so this store reads its own writes.
+  remembered record first, so this store reads its own writes (:mod:`.freshness`).
 * **Scores** (docs/spec.md §3.4): cosine and dot product as Pinecone returns them; euclidean returns a
   squared distance ``s``, which becomes ``1 / (1 + √s)``. Ties at the ``top_k`` cut-off are ordered by id
   by asking for a few more results.
@@ -31,9 +32,7 @@ import asyncio
 import json
 import logging
 import re
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -41,7 +40,9 @@ import numpy as np
 import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import CapabilityError, ValidationError, VectorStoreError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult
+from mastra_memory.vector.ties import past_ties
 
 from .capabilities import (
     FETCH_BATCH,
@@ -52,7 +53,8 @@ from .capabilities import (
     PINECONE_CAPABILITIES,
     UPSERT_BATCH,
 )
-from .metadata import ZERO_STANDIN, MetadataRejected, decode, encode, metadata_bytes, native_id
+from .freshness import PendingWrites, Written
+from .layout import ZERO_STANDIN, decode, encode, metadata_problem, native_id
 from .settings import PineconeSettings
 from .translate import PineconeFilter, PineconeFilterTranslator, to_pinecone
 
@@ -69,9 +71,6 @@ API_VERSION: Final = "2026-07"
 NATIVE_INDEX_NAME: Final = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,43}[a-z0-9])?$")
 _MAX_NAME: Final = 45
 _QUERY_OPTIONS: Final = frozenset({"namespace"})
-_CREATE_OPTIONS: Final = frozenset({"cloud", "region", "deletion_protection", "tags"})
-#: Extra results asked for, so that ties at the top_k cut-off can be ordered by id.
-_TIE_MARGIN: Final = 4
 #: Characters of ids per fetch request (the ids travel in the URL).
 _FETCH_URL_BUDGET: Final = 6_000
 
@@ -88,41 +87,9 @@ def native_index_name(name: str) -> str:
     return f"{dashed[: _MAX_NAME - 9].rstrip('-')}-{digest}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Written:
-    """What this store last wrote for one id: the vector (float32) and the Pinecone metadata."""
-
-    values: npt.NDArray[np.float32]
-    metadata: dict[str, Any]
-
-
-@dataclass(slots=True)
-class _Write:
-    """One write of one id by this store: the state it leaves (``None``: deleted), and whether it returned.
-
-    Writes to one id that overlap in time may land in either order, so each stays a candidate final state
-    until a later write to that id starts after it returned.
-    """
-
-    state: _Written | None
-    returned: bool = False
-
-
 def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _shows(seen: tuple[Any, Any] | None, state: _Written | None) -> bool:
-    """Whether a fetched record (values, metadata), or its absence, is ``state``."""
-    if state is None or seen is None:
-        return state is None and seen is None
-    values = np.asarray(seen[0], dtype=np.float64)
-    return (
-        dict(seen[1] or {}) == state.metadata
-        and values.shape == state.values.shape
-        and bool(np.allclose(values, state.values, rtol=1e-6, atol=0))
-    )
 
 
 def _is_zero(vector: npt.NDArray[np.float64]) -> bool:
@@ -135,6 +102,7 @@ class PineconeVector(MastraVector):
     capabilities: ClassVar[AdapterCapabilities] = PINECONE_CAPABILITIES
     translator = PineconeFilterTranslator
     query_options = _QUERY_OPTIONS
+    create_options = frozenset({"cloud", "region", "deletion_protection", "tags"})
     native_index_name_pattern: ClassVar[re.Pattern[str]] = NATIVE_INDEX_NAME
 
     def __init__(self, settings: PineconeSettings) -> None:
@@ -142,8 +110,8 @@ class PineconeVector(MastraVector):
         self.settings = settings
         self._hosts: dict[str, str] = dict(settings.index_hosts)
         self._clients: dict[int, tuple[AsyncPinecone, dict[str, AsyncIndex]]] = {}
-        #: index -> pinecone id -> the writes that may be its final state, until wait_for_indexing sees one.
-        self._pending: dict[str, dict[str, list[_Write]]] = {}
+        #: This store's writes that reads may not show yet (eventual consistency).
+        self._pending = PendingWrites()
         self._warned: set[str] = set()
 
     @property
@@ -208,7 +176,7 @@ class PineconeVector(MastraVector):
 
     def _drop(self, name: str) -> None:
         self._hosts.pop(name, None)
-        self._pending.pop(name, None)
+        self._pending.forget(name)
         for _, indexes in self._clients.values():
             indexes.pop(name, None)
 
@@ -226,58 +194,44 @@ class PineconeVector(MastraVector):
 
     # --- records --------------------------------------------------------------------------------
 
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
+        """Pinecone's metadata rules (declared deviations dotted-keys-rejected, string-list-only,
+        int64-range, metadata-40kb), run by the shared validation before any I/O, so ``Memory`` refuses a
+        message whose vector records break them before it stores it (docs/spec.md §3.6, §5.4)."""
+        return metadata_problem(metadata, record_id, MAX_METADATA_BYTES)
+
     def _record(
-        self, operation: str, rid: str, vector: npt.NDArray[np.float64], metadata: dict[str, Any], where: str
+        self,
+        operation: str,
+        rid: str,
+        vector: npt.NDArray[np.float64],
+        metadata: dict[str, Any],
+        where: str,
+        checked: bool = False,
     ) -> dict[str, Any]:
-        """One Pinecone vector dict, checked against Pinecone's rules (ValidationError before any I/O)."""
+        """One Pinecone vector dict. ``checked``: the shared validation judged ``metadata`` with this id
+        (:meth:`_metadata_problem`); otherwise it is judged here — an update learns the ids its filter
+        matches only now — before any write of the call."""
+        problem = None if checked else metadata_problem(metadata, rid, MAX_METADATA_BYTES)
+        if problem is not None:
+            raise self._error(ValidationError, operation, "INVALID_METADATA", f"{where}: {problem}")
         zero = _is_zero(vector)
-        try:
-            stored = encode(metadata, rid, zero)
-        except MetadataRejected as exc:
-            raise self._error(ValidationError, operation, "INVALID_METADATA", f"{where}: {exc}") from exc
-        size = metadata_bytes(stored)
-        if size > MAX_METADATA_BYTES:
-            raise self._error(
-                ValidationError,
-                operation,
-                "INVALID_METADATA",
-                f"{where}: the metadata takes {size:,} bytes as Pinecone stores it, above Pinecone's limit "
-                f"of "
-                f"{MAX_METADATA_BYTES:,} bytes (40 KB) per record (declared deviation metadata-40kb); keep "
-                "large text out of the metadata or shorten it",
-            )
+        stored = encode(metadata, rid, zero)
         values = vector.astype(np.float32)
         if zero:
             values = np.zeros_like(values)
             values[0] = ZERO_STANDIN
         return {"id": native_id(rid), "values": [float(x) for x in values], "metadata": stored}
 
-    def _begin(self, name: str, states: Sequence[tuple[str, _Written | None]]) -> list[_Write]:
-        """Record writes about to be sent; earlier writes of those ids that returned are superseded."""
-        pending = self._pending.setdefault(name, {})
-        started = []
-        for pid, state in states:
-            writes = pending.setdefault(pid, [])
-            writes[:] = [w for w in writes if not w.returned]
-            write = _Write(state)
-            writes.append(write)
-            started.append(write)
-        return started
-
-    @staticmethod
-    def _returned(writes: list[_Write]) -> None:
-        for write in writes:
-            write.returned = True
-
     async def _upsert_batch(self, index: AsyncIndex, name: str, batch: list[dict[str, Any]]) -> None:
-        writes = self._begin(
+        writes = self._pending.begin(
             name,
-            [(r["id"], _Written(np.asarray(r["values"], dtype=np.float32), r["metadata"])) for r in batch],
+            [(r["id"], Written(np.asarray(r["values"], dtype=np.float32), r["metadata"])) for r in batch],
         )
         try:
             await index.upsert(vectors=batch, namespace=self.namespace)
         finally:
-            self._returned(writes)
+            self._pending.returned(writes)
 
     async def _send(self, operation: str, name: str, records: list[dict[str, Any]]) -> None:
         """Upsert in batches of at most 100 records and 2 MB."""
@@ -312,21 +266,19 @@ class PineconeVector(MastraVector):
                 length += len(rid) + 5
         return found
 
-    async def _current(self, operation: str, name: str, ids: Sequence[str]) -> dict[str, _Written]:
+    async def _current(self, operation: str, name: str, ids: Sequence[str]) -> dict[str, Written]:
         """The records as they are now: this store's own unseen writes first, Pinecone's ``fetch`` else."""
-        pending = self._pending.get(name, {})
-        out: dict[str, _Written] = {}
+        out: dict[str, Written] = {}
         missing = []
         for rid in ids:
-            if pending.get(rid):
-                written = pending[rid][-1].state
-                if written is not None:
-                    out[rid] = written
-            else:
+            pending, written = self._pending.latest(name, rid)
+            if not pending:
                 missing.append(rid)
+            elif written is not None:
+                out[rid] = written
         if missing:
             for rid, (values, metadata) in (await self._fetch(operation, name, missing)).items():
-                out[rid] = _Written(np.asarray(values, dtype=np.float32), dict(metadata or {}))
+                out[rid] = Written(np.asarray(values, dtype=np.float32), dict(metadata or {}))
         return out
 
     async def _matching_ids(
@@ -352,15 +304,6 @@ class PineconeVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        unknown = set(options) - _CREATE_OPTIONS
-        if unknown:
-            raise self._error(
-                ValidationError,
-                "CREATE_INDEX",
-                "INVALID_ARGS",
-                f"unknown create_index options {sorted(unknown)} for pinecone "
-                f"(accepted: {sorted(_CREATE_OPTIONS)})",
-            )
         tuning = {k: v for k, v in config.model_dump(exclude={"type", "metric"}).items() if v is not None}
         if tuning and name not in self._warned:
             self._warned.add(name)
@@ -401,26 +344,17 @@ class PineconeVector(MastraVector):
             else:
                 if model.host:
                     self._hosts[name] = model.host
-                self._pending.pop(name, None)
+                self._pending.forget(name)
                 return
             existing = model
         have_dimension, have_metric = self._shape_of(existing)
         if existing.host:
             self._hosts[name] = existing.host
-        self._check_dimension("CREATE_INDEX", name, have_dimension, dimension)
-        if have_metric != metric:
-            logger.warning(
-                "pinecone index %r exists with metric %s; keeping it (asked for %s)",
-                name,
-                have_metric,
-                metric,
-            )
+        self._keep_existing(name, have_dimension, have_metric, dimension, metric)
 
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         records = [
-            self._record("UPSERT", rid, vectors[i], metadata[i], f"metadata[{i}]")
+            self._record("UPSERT", rid, vectors[i], metadata[i], f"metadata[{i}]", checked=True)
             for i, rid in enumerate(ids)
         ]
         await self._send("UPSERT", name, records)
@@ -428,7 +362,7 @@ class PineconeVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -447,12 +381,12 @@ class PineconeVector(MastraVector):
         if zero:
             query = np.zeros(dimension, dtype=np.float32)
             query[0] = ZERO_STANDIN
-        limit = min(top_k + _TIE_MARGIN, MAX_TOP_K_WITH_DATA)
-        if zero and metric == "dotproduct":
-            # Every record scores exactly 0: the answer is the first top_k ids, so all must be seen.
-            limit = MAX_TOP_K_WITH_DATA
+        # Every record scores exactly 0 for a zero query on a dotproduct index: the answer is the first top_k
+        # ids, so all must be seen.
+        every = zero and metric == "dotproduct"
         index = await self._data("QUERY", name)
-        while True:
+
+        async def search(limit: int) -> Any:
             response = await index.query(
                 top_k=limit,
                 vector=[float(x) for x in query],
@@ -461,15 +395,12 @@ class PineconeVector(MastraVector):
                 include_values=include_vector,
                 namespace=namespace,
             )
-            matches = response.matches
-            if (
-                len(matches) < limit
-                or limit >= MAX_TOP_K_WITH_DATA
-                or matches[top_k - 1].score != matches[-1].score
-            ):
-                break
-            limit = min(limit * 2, MAX_TOP_K_WITH_DATA)
-        if zero and metric == "dotproduct" and len(matches) >= MAX_TOP_K_WITH_DATA:
+            return response.matches
+
+        # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
+        first = MAX_TOP_K_WITH_DATA if every else None
+        matches = await past_ties(search, top_k, lambda match: match.score, MAX_TOP_K_WITH_DATA, first)
+        if every and len(matches) >= MAX_TOP_K_WITH_DATA:
             raise self._error(
                 CapabilityError,
                 "QUERY",
@@ -519,12 +450,9 @@ class PineconeVector(MastraVector):
             return
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
-        dimension = await self._dimension("UPDATE_VECTOR", name)
-        if metadata is not None:  # checked before any I/O
-            probe = vector if vector is not None else np.ones(dimension)
-            self._record("UPDATE_VECTOR", id, probe, metadata, "metadata")
+        await self._dimension("UPDATE_VECTOR", name)
         pid = native_id(id)
         current = (await self._current("UPDATE_VECTOR", name, [pid])).get(pid)
         if current is None:
@@ -533,11 +461,7 @@ class PineconeVector(MastraVector):
         await self._send("UPDATE_VECTOR", name, [record])
 
     def _replacement(
-        self,
-        rid: str,
-        current: _Written,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, rid: str, current: Written, vector: Vector | None, metadata: Metadata | None
     ) -> dict[str, Any]:
         _, old_metadata, old_zero = decode(current.metadata, native_id(rid))
         if vector is None:
@@ -549,22 +473,10 @@ class PineconeVector(MastraVector):
         )
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         flt: PineconeFilter = native_filter
         dimension = await self._dimension("UPDATE_VECTOR", name)
-        if metadata is not None:
-            self._record(
-                "UPDATE_VECTOR",
-                "probe",
-                vector if vector is not None else np.ones(dimension),
-                metadata,
-                "metadata",
-            )
         if flt.never:
             return
         ids = await self._matching_ids("UPDATE_VECTOR", name, flt, dimension)
@@ -588,11 +500,11 @@ class PineconeVector(MastraVector):
     async def _delete_ids(self, operation: str, name: str, pids: Sequence[str]) -> None:
         index = await self._data(operation, name)
         for batch in _batches(list(pids), FETCH_BATCH):
-            writes = self._begin(name, [(pid, None) for pid in batch])
+            writes = self._pending.begin(name, [(pid, None) for pid in batch])
             try:
                 await index.delete(ids=list(batch), namespace=self.namespace)
             finally:
-                self._returned(writes)
+                self._pending.returned(writes)
 
     async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
         await self._delete_ids("DELETE_VECTORS", name, list(dict.fromkeys(native_id(i) for i in ids)))
@@ -613,30 +525,20 @@ class PineconeVector(MastraVector):
 
     async def _settle(self, operation: str, name: str) -> None:
         """Wait until every write this store made to ``name`` is visible (docs/spec.md §2.9)."""
-        pending = self._pending.get(name)
-        deadline = time.monotonic() + self.settings.wait_timeout
-        delay = 0.01
-        while pending:
-            found = await self._fetch(operation, name, list(pending))
-            for pid, writes in list(pending.items()):
-                seen = found.get(pid)
-                if any(_shows(seen, w.state) for w in writes) and pending.get(pid) is writes:
-                    del pending[pid]
-            if not pending:
-                break
-            if time.monotonic() > deadline:
-                raise self._error(
-                    VectorStoreError,
-                    "WAIT_FOR_INDEXING",
-                    "TIMEOUT",
-                    f"{len(pending)} writes to {name!r} were not visible after "
-                    f"{self.settings.wait_timeout} s; "
-                    "Pinecone may be slow to index: retry, or raise wait_timeout",
-                    index=name,
-                )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.5)
-        self._pending.pop(name, None)
+
+        def timed_out(pending: int) -> Exception:
+            return self._error(
+                VectorStoreError,
+                "WAIT_FOR_INDEXING",
+                "TIMEOUT",
+                f"{pending} writes to {name!r} were not visible after {self.settings.wait_timeout} s; "
+                "Pinecone may be slow to index: retry, or raise wait_timeout",
+                index=name,
+            )
+
+        await self._pending.settle(
+            name, lambda ids: self._fetch(operation, name, ids), self.settings.wait_timeout, timed_out
+        )
 
     async def wait_for_indexing(self, index_name: str) -> None:
         """Wait until every write this store made to the index is visible to reads.

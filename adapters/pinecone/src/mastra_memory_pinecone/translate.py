@@ -1,7 +1,7 @@
 """Filter translation: the filter AST in, a Pinecone filter out (docs/spec.md §2.7, §2.8).
 
 The translator builds a small tree of *leaves* — each a Pinecone condition on the stored record of
-:mod:`.metadata`, paired with its exact Pinecone negation — joined by ``all``/``any``. ``$not`` and
+:mod:`.layout`, paired with its exact Pinecone negation — joined by ``all``/``any``. ``$not`` and
 ``$nor`` push negation down to the leaves (De Morgan), so every emitted condition is positive Pinecone
 syntax; then the tree is rendered with ``$and``/``$or``.
 
@@ -32,16 +32,21 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
 from mastra_memory.filters import Comparison
-from mastra_memory.filters.ast import And, Nor, Not, Or, Path, Scalar
-from mastra_memory.filters.visitor import FilterTranslator
+from mastra_memory.filters.ast import Path, Scalar
+from mastra_memory.filters.numbers import (
+    EXACT_FLOAT_LIMIT,
+    beyond_int64,
+    compare,
+    float64_of,
+    ints_rounding_to,
+)
+from mastra_memory.filters.visitor import CombiningTranslator
 
 from .capabilities import PINECONE_CAPABILITIES
-from .metadata import EXACT_FLOAT_LIMIT, INT64_MAX, INT64_MIN, SHAPE_KEY
+from .layout import SHAPE_KEY
 
 __all__ = ["PineconeFilter", "PineconeFilterTranslator", "Tree", "negate", "to_pinecone"]
 
-#: Integers closer than this to a float64 beyond 2^53 may round to it (the spacing is at most 2048 in int64).
-_ROUNDING_REACH: Final = 2048
 _COMPLEMENT: Final = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
 _STRICT: Final = {"$gt": "$gt", "$gte": "$gt", "$lt": "$lt", "$lte": "$lt"}
 
@@ -86,6 +91,11 @@ def negate(tree: Tree) -> Tree:
         case Const(value):
             return Const(not value)
     raise TypeError(tree)  # pragma: no cover
+
+
+def none_hold(children: list[Tree]) -> Tree:
+    """No child holds: the ``$and`` of their negations."""
+    return all_of([negate(c) for c in children])
 
 
 def all_of(children: list[Tree]) -> Tree:
@@ -186,39 +196,19 @@ def number_range(key: str, op: str, value: float) -> Leaf:
     )
 
 
-def _ints_rounding_to(target: float) -> tuple[int, ...]:
-    """The int64 values whose float64 is ``target`` (none unless ``target`` is integral beyond 2^53)."""
-    if not target.is_integer() or abs(target) < EXACT_FLOAT_LIMIT:
-        return ()
-    centre = int(target)
-    low = max(INT64_MIN, centre - _ROUNDING_REACH)
-    high = min(INT64_MAX, centre + _ROUNDING_REACH)
-    if low > high:
-        return ()
-    return tuple(n for n in range(low, high + 1) if float(n) == target)
-
-
-def _holds(op: str, left: int | float, right: int | float) -> bool:
-    if op == "$eq":
-        return left == right
-    if op == "$gt":
-        return left > right
-    if op == "$gte":
-        return left >= right
-    if op == "$lt":
-        return left < right
-    return left <= right
-
-
-class PineconeFilterTranslator(FilterTranslator[Tree]):
+class PineconeFilterTranslator(CombiningTranslator[Tree]):
     """AST -> :class:`Tree` (``translate_filter`` wraps the result in a :class:`PineconeFilter`)."""
 
     capabilities: ClassVar = PINECONE_CAPABILITIES
+    backend = "Pinecone"
+    #: ``$not`` and ``$nor`` push negation down to the leaves (De Morgan).
+    all_of = staticmethod(all_of)
+    any_of = staticmethod(any_of)
+    none_of = staticmethod(none_hold)
 
     # --- presence ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def present(path: Path) -> Tree:
+    def present(self, path: Path) -> Tree:
         """The path holds something (a stored value, a dict with content, or a list)."""
         key = ".".join(path)
         return any_of([key_exists(key), shape_has(["d:" + key, "l:" + key])])
@@ -234,16 +224,9 @@ class PineconeFilterTranslator(FilterTranslator[Tree]):
     # --- numbers ------------------------------------------------------------------------------------
 
     def _float(self, node: Comparison, value: int | float) -> float:
-        try:
-            converted = float(value)
-        except OverflowError:  # pragma: no cover - the core rejects numbers beyond the float range
-            self.unsupported(node, "the number is beyond the float64 range")
-        if converted != value and not (isinstance(value, int) and INT64_MIN <= value <= INT64_MAX):
-            self.unsupported(
-                node,
-                f"the integer {value} is outside int64 and not exactly a float64 (declared deviation "
-                "int64-range)",
-            )
+        converted = float64_of(value)
+        if converted is None:
+            self.unsupported(node, beyond_int64(value))
         return converted
 
     def number_compare(self, node: Comparison, op: str, value: int | float) -> Tree:
@@ -260,23 +243,23 @@ class PineconeFilterTranslator(FilterTranslator[Tree]):
         parts: list[Tree] = []
         if op != "$eq":
             parts.append(number_range(key, _STRICT[op], target))
-        if _holds(op, target, value):
+        if compare(op, target, value):
             parts.append(all_of([equals(key, target), shape_lacks(["b:" + key])]))
-        wanted = [f"i:{n}:{key}" for n in _ints_rounding_to(target) if _holds(op, n, value)]
+        wanted = [f"i:{n}:{key}" for n in ints_rounding_to(target) if compare(op, n, value)]
         if wanted:
             parts.append(shape_has(wanted))
         return any_of(parts)
 
     # --- leaves -------------------------------------------------------------------------------------
 
-    def equal_to(self, node: Comparison, value: Scalar) -> Tree:
+    def equals(self, node: Comparison, value: Scalar) -> Tree:
         if value is None:
             return self.null_equal(node.path)
         if isinstance(value, (bool, str)):
             return equals(".".join(node.path), value)
         return self.number_compare(node, "$eq", value)
 
-    def in_list(self, node: Comparison, values: tuple[Scalar, ...]) -> Tree:
+    def in_values(self, node: Comparison, values: tuple[Scalar, ...]) -> Tree:
         key = ".".join(node.path)
         strings = list(dict.fromkeys(v for v in values if isinstance(v, str)))
         small: list[int | float] = []
@@ -288,7 +271,7 @@ class PineconeFilterTranslator(FilterTranslator[Tree]):
                     small.append(value)  # type: ignore[arg-type]
                 continue
             if not isinstance(value, str):
-                others.append(self.equal_to(node, value))
+                others.append(self.equals(node, value))
         parts: list[Tree] = []
         if strings:
             parts.append(one_of(key, strings))
@@ -296,47 +279,17 @@ class PineconeFilterTranslator(FilterTranslator[Tree]):
             parts.append(one_of(key, small))
         return any_of([*parts, *others])
 
-    def comparison(self, node: Comparison) -> Tree:
-        op, value = node.op, node.value
-        if not node.path:
-            self.unsupported(node, "a condition on an array element itself has no Pinecone translation")
-        if isinstance(value, tuple):
-            if op == "$in":
-                return self.in_list(node, value)
-            if op == "$nin":
-                return negate(self.in_list(node, value))
-            if op == "$all":
-                if not value:
-                    return FALSE
-                return all_of([self.equal_to(node, item) for item in value])
-            self.unsupported(node)
-        if op == "$eq":
-            return self.equal_to(node, value)
-        if op == "$ne":
-            return negate(self.equal_to(node, value))
-        if op in _COMPLEMENT:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.unsupported(
-                    node,
-                    "Pinecone's range operators compare numbers only (declared deviation no-string-ranges)",
-                )
-            return self.number_compare(node, op, value)
-        if op == "$exists":
-            present = self.present(node.path)
-            return present if value else negate(present)
-        self.unsupported(node)
+    def all_values(self, node: Comparison, values: tuple[Scalar, ...]) -> Tree:
+        """``$all``: an ``$and`` of equalities (none given: false)."""
+        return all_of([self.equals(node, item) for item in values]) if values else FALSE
 
-    def logical_and(self, node: And, children: list[Tree]) -> Tree:
-        return all_of(children)
-
-    def logical_or(self, node: Or, children: list[Tree]) -> Tree:
-        return any_of(children)
-
-    def logical_nor(self, node: Nor, children: list[Tree]) -> Tree:
-        return all_of([negate(c) for c in children])
-
-    def logical_not(self, node: Not, child: Tree) -> Tree:
-        return negate(child)
+    def ordered(self, node: Comparison, value: Scalar) -> Tree:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.unsupported(
+                node,
+                "Pinecone's range operators compare numbers only (declared deviation no-string-ranges)",
+            )
+        return self.number_compare(node, node.op, value)
 
 
 def to_pinecone(tree: Tree) -> PineconeFilter:

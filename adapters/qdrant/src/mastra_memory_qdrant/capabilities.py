@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from mastra_memory.capabilities import AdapterCapabilities, Deviation
+from mastra_memory.capabilities import Deviation, int64_range, no_string_ranges
+from mastra_memory.filters import facts
 
 __all__ = ["MAX_DIMENSION", "QDRANT_CAPABILITIES", "UPSERT_BATCH"]
 
@@ -13,41 +14,24 @@ UPSERT_BATCH: Final = 256
 #: Qdrant's largest dense vector size.
 MAX_DIMENSION: Final = 65_536
 
-QDRANT_CAPABILITIES: Final = AdapterCapabilities(
+# Operators and implicit array traversal come with the facts of the layout (mastra_memory.filters.facts);
+# every metric; no metadata-only query.
+QDRANT_CAPABILITIES: Final = facts.manifest(
     name="qdrant",
     version="0.1.0",
-    native_operators=frozenset(
-        {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$and", "$or", "$not", "$nor"}
-    ),
-    emulated_operators=frozenset({"$all", "$size", "$elemMatch", "$exists"}),
-    implicit_array_traversal=True,
-    metadata_only_query=False,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
     index_types=frozenset({"hnsw", "flat"}),
     max_dimension=MAX_DIMENSION,
     max_upsert_batch=UPSERT_BATCH,
     update_by_filter="emulated",
-    delete_by_filter="native",
     deviations=(
-        Deviation(
-            code="no-string-ranges",
-            description="$gt/$gte/$lt/$lte with a string or datetime operand raise UnsupportedFilterError",
-            reason=(
-                "Qdrant orders only numbers and parsed datetimes: a datetime range skips every stored "
-                "string that is not a timestamp and compares timestamps in other formats by time, not by "
-                "code point, so no Qdrant condition equals a string range"
-            ),
+        no_string_ranges(
+            "Qdrant orders only numbers and parsed datetimes: a datetime range skips every stored "
+            "string that is not a timestamp and compares timestamps in other formats by time, not by "
+            "code point, so no Qdrant condition equals a string range"
         ),
-        Deviation(
-            code="int64-range",
-            description=(
-                "integers outside the signed 64-bit range are rejected at upsert; a filter integer beyond it "
-                "that is not exactly a float raises UnsupportedFilterError"
-            ),
-            reason=(
-                "Qdrant payload integers are int64 (larger ones become floats and lose their value) and "
-                "match conditions take int64 operands"
-            ),
+        int64_range(
+            "Qdrant payload integers are int64 (larger ones become floats and lose their value) and "
+            "match conditions take int64 operands"
         ),
         Deviation(
             code="filter-document-size",

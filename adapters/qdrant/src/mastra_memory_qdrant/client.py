@@ -11,7 +11,7 @@ from mastra_memory.capabilities import Metric
 from qdrant_client import AsyncQdrantClient, models
 
 from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
-from .payload import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
+from .layout import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
 from .settings import QdrantSettings
 from .translate import QFilter, render_client
 

@@ -34,7 +34,7 @@ from mastra_memory.capabilities import Metric
 from mastra_memory.errors import VectorStoreError, error_id
 
 from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
-from .payload import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
+from .layout import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
 from .settings import QdrantSettings
 from .translate import Condition, QFilter, QMatch, QMatchAny, QNested, QRange
 

@@ -11,17 +11,19 @@ Exactly one mode is chosen:
 
 When none of the three is given, the environment variables ``MASTRA_MEMORY_QDRANT_URL``,
 ``MASTRA_MEMORY_QDRANT_PATH`` and ``MASTRA_MEMORY_QDRANT_EDGE_PATH`` are read (and
-``MASTRA_MEMORY_QDRANT_API_KEY`` for a URL without an ``api_key``). Every field also accepts its
-camelCase spelling (``apiKey``, ``edgePath``, ``preferGrpc``).
+``MASTRA_MEMORY_QDRANT_API_KEY`` for a server URL without an ``api_key``); the other fields are read from
+``MASTRA_MEMORY_QDRANT_<FIELD>`` when not given. Every field also accepts its camelCase spelling
+(``apiKey``, ``edgePath``, ``preferGrpc``).
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic.alias_generators import to_camel
+from mastra_memory.plugins.settings import StoreSettings
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
 
 __all__ = ["ENV_PREFIX", "MEMORY_URL", "QdrantMode", "QdrantSettings"]
 
@@ -33,10 +35,10 @@ QdrantMode = Literal["server", "memory", "local", "edge"]
 _MODE_FIELDS: Final = ("url", "path", "edge_path")
 
 
-class QdrantSettings(BaseModel):
+class QdrantSettings(StoreSettings):
     """Connection settings of the ``qdrant`` vector store (see the module docstring for the modes)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX)
 
     url: str | None = Field(default=None, min_length=1)
     api_key: SecretStr | None = None
@@ -52,23 +54,17 @@ class QdrantSettings(BaseModel):
     #: Edge mode: threads of each shard's search pool (``None``: Qdrant's default, one per CPU).
     edge_search_threads: int | None = Field(default=None, ge=1)
 
-    @model_validator(mode="before")
     @classmethod
-    def _from_environment(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        given = {to_snake(k) for k, v in data.items() if v is not None}
-        out = dict(data)
-        if not given & set(_MODE_FIELDS):
+    def from_environment(cls, keywords: Mapping[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+        """The environment's values: its mode only when no keyword chose one (an explicit mode wins), its
+        API key only for a server URL."""
+        if any(keywords.get(name) is not None for name in _MODE_FIELDS):
             for name in _MODE_FIELDS:
-                value = os.environ.get(ENV_PREFIX + name.upper(), "").strip()
-                if value:
-                    out[name] = value
-        if "api_key" not in given and (out.get("url") or "") not in ("", MEMORY_URL):
-            key = os.environ.get(ENV_PREFIX + "API_KEY", "").strip()
-            if key:
-                out["api_key"] = key
-        return out
+                found.pop(name, None)
+        url = keywords.get("url") or found.get("url")
+        if url in (None, "", MEMORY_URL):
+            found.pop("api_key", None)
+        return found
 
     @model_validator(mode="after")
     def _one_mode(self) -> QdrantSettings:
@@ -101,8 +97,3 @@ class QdrantSettings(BaseModel):
             if self.url.startswith(scheme):
                 return replacement + self.url[len(scheme) :]
         return self.url
-
-
-def to_snake(name: str) -> str:
-    """``apiKey`` -> ``api_key`` (field names given in camelCase)."""
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)

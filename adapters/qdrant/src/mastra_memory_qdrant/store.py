@@ -4,11 +4,12 @@ The base class validates input and translates filters before any I/O; this class
 over a :class:`~mastra_memory_qdrant.backend.QdrantBackend` — qdrant-client (a server, or the client's
 local mode) or the embedded qdrant-edge engine:
 
-* **Ids** (docs/spec.md §3.5): a canonical lowercase UUID is the point id as it is; any other id becomes
-  ``uuid5(MASTRA_ID_NAMESPACE, id)``. The original id is kept in the payload (``_mastra_id``) and every
-  result carries it.
+* **Ids** (docs/spec.md §3.5): a canonical lowercase UUID of a version other than 5 is the point id as it
+  is; any other id (a version-5 UUID too, so no id can name the point of the id it is the uuid5 of)
+  becomes ``uuid5(MASTRA_ID_NAMESPACE, id)``. The original id is kept in the payload (``_mastra_id``)
+  and every result carries it.
 * **Payload**: the metadata verbatim, the original id, the norm of the written vector, and the filter
-  document of :mod:`.payload` that makes every declared operator exact. Integers outside int64 are
+  document of :mod:`.layout` that makes every declared operator exact. Integers outside int64 are
   rejected (declared ``int64-range``), and so is metadata whose filter document would exceed 4 MiB
   (declared ``filter-document-size``: long keys deep in nested objects, or many levels of arrays of
   objects); both are checked with the shared validation, before any I/O
@@ -30,20 +31,21 @@ local mode) or the embedded qdrant-edge engine:
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Final
 
 import numpy as np
-import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import ValidationError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult, default_ef, mastra_uuid
+from mastra_memory.filters.numbers import integer_out_of_range
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
+from mastra_memory.vector.ties import past_ties
 
-from .backend import IndexInfo, PointRecord, QdrantBackend
+from .backend import Hit, IndexInfo, PointRecord, QdrantBackend
 from .capabilities import QDRANT_CAPABILITIES, UPSERT_BATCH
-from .payload import (
+from .layout import (
     FACTS_KEY,
     FILTER_ROOT,
     MAX_FILTER_DOCUMENT_SIZE,
@@ -52,7 +54,6 @@ from .payload import (
     VALUES_PREFIX,
     build_payload,
     filter_document_size,
-    integer_out_of_range,
     metadata_of,
     path_code,
     restore_vector,
@@ -63,8 +64,6 @@ from .translate import Condition, QdrantFilterTranslator, QFilter, as_filter
 
 __all__ = ["DEFAULT_KEYWORD_KEYS", "QdrantVector", "point_id"]
 
-logger = logging.getLogger("mastra_memory_qdrant")
-
 #: Metadata keys that always get a keyword payload index (Memory filters on them).
 DEFAULT_KEYWORD_KEYS: Final = ("thread_id", "resource_id")
 #: Points per scroll page of an update by filter (docs/spec.md §3.8).
@@ -72,18 +71,20 @@ SCROLL_PAGE: Final = 100
 DEFAULT_M: Final = 16
 DEFAULT_EF_CONSTRUCTION: Final = 64
 _QUERY_OPTIONS: Final = frozenset({"ef", "exact"})
-#: Extra results asked for, so that ties at the top_k cut-off can be ordered by id.
-_TIE_MARGIN: Final = 4
+
+
+def _canonical_uuid(record_id: str) -> bool:
+    """Whether Qdrant takes ``record_id`` as a point id as it is (a canonical lowercase UUID)."""
+    try:
+        return str(uuid.UUID(record_id)) == record_id
+    except ValueError:
+        return False
 
 
 def point_id(record_id: str) -> str:
-    """The Qdrant point id of a record id: a canonical lowercase UUID as is, anything else as uuid5."""
-    try:
-        if str(uuid.UUID(record_id)) == record_id:
-            return record_id
-    except ValueError:
-        pass
-    return mastra_uuid(record_id)
+    """The Qdrant point id of a record id (docs/spec.md §3.5): a canonical lowercase UUID of a version
+    other than 5 as is, anything else (a version-5 UUID too, which could be another id's point) as uuid5."""
+    return native_record_id(record_id, _canonical_uuid)
 
 
 def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -141,7 +142,7 @@ class QdrantVector(MastraVector):
             self._infos[name] = info
         return info
 
-    def _metadata_problem(self, metadata: dict[str, Any]) -> str | None:
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
         """Qdrant's own limits, checked by the shared validation before any I/O (declared deviations
         ``int64-range`` and ``filter-document-size``)."""
         bad = integer_out_of_range(metadata)
@@ -188,13 +189,6 @@ class QdrantVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        if options:
-            raise self._error(
-                ValidationError,
-                "CREATE_INDEX",
-                "INVALID_ARGS",
-                f"unknown create_index options {sorted(options)} for qdrant (use index_config)",
-            )
         if config.ef is not None:
             self._ef[name] = config.ef
         keys = list(dict.fromkeys([*DEFAULT_KEYWORD_KEYS, *metadata_indexes]))
@@ -215,20 +209,11 @@ class QdrantVector(MastraVector):
             if existing is None:  # pragma: no cover - deleted while being created
                 raise self._not_found("CREATE_INDEX", name)
         self._infos[name] = existing
-        self._check_dimension("CREATE_INDEX", name, existing.dimension, dimension)
-        if existing.metric != metric:
-            logger.warning(
-                "qdrant index %r exists with metric %s; keeping it (asked for %s)",
-                name,
-                existing.metric,
-                metric,
-            )
+        self._keep_existing(name, existing.dimension, existing.metric, dimension, metric)
         if self._backend.payload_indexes:
             await self._backend.ensure_keyword_fields(name, fields)
 
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         norms = np.linalg.norm(vectors, axis=1).tolist()
         points = [
             PointRecord(point_id(rid), vectors[i].tolist(), build_payload(rid, metadata[i], norms[i]))
@@ -241,7 +226,7 @@ class QdrantVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -259,15 +244,12 @@ class QdrantVector(MastraVector):
         exact = bool(options.get("exact", False)) or info.m == 0
         flt = self._filter(native_filter)
         query = vector.tolist()
-        # Ties at the cut-off are broken by id (docs/spec.md §3.1), which the engine does not know: ask for a
-        # few
-        # more, and for more still while the last one asked for ties with the last one kept.
-        limit = top_k + _TIE_MARGIN
-        while True:
-            hits = await self._backend.search(name, query, limit, flt, include_vector, max(ef, limit), exact)
-            if len(hits) < limit or hits[top_k - 1].score != hits[-1].score:
-                break
-            limit *= 2
+        # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
+
+        async def search(limit: int) -> list[Hit]:
+            return await self._backend.search(name, query, limit, flt, include_vector, max(ef, limit), exact)
+
+        hits = await past_ties(search, top_k, lambda hit: hit.score)
         # Qdrant returns a cosine collection's vectors normalised; the stored vector is what was written.
         cosine = info.metric == "cosine"
         return [
@@ -299,7 +281,7 @@ class QdrantVector(MastraVector):
         await self._backend.delete(name)
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         pid = point_id(id)
         found = await self._backend.existing(name, [pid])
@@ -313,11 +295,7 @@ class QdrantVector(MastraVector):
             await self._backend.set_payloads(name, [(pid, build_payload(id, metadata, norm))])
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         flt = self._filter(native_filter)
         # (point id, original id, norm of the vector the point will hold)

@@ -8,7 +8,7 @@ One translator (:class:`QdrantFilterTranslator`) emits a small neutral structure
 Every condition the translator emits is exact: it holds for a record exactly when the reference
 evaluator says the AST node holds. Negations are then plain ``must_not`` (``$ne``, ``$nin``, ``$not``,
 ``$nor`` — a missing field matches, as MongoDB says), ``$and`` is ``must`` and ``$or`` is ``should``.
-The leaves read the filter document of :mod:`.payload`:
+The leaves read the filter document of :mod:`.layout`:
 
 * equality with a string or integer is a ``match`` on the reached values (integral floats were stored
   as integers, so ``{"n": 1}`` finds ``1.0``); a non-integral float is the closed range ``[v, v]``;
@@ -29,23 +29,29 @@ elements), which Qdrant's ``nested`` condition cannot test.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from mastra_memory.filters import Comparison, ElemMatch, matches
-from mastra_memory.filters.ast import And, Nor, Not, Or, Path, Scalar
-from mastra_memory.filters.visitor import FilterTranslator
+from mastra_memory.filters import Comparison, ElemMatch
+from mastra_memory.filters.ast import Path, Scalar
+from mastra_memory.filters.facts import FactTranslator
+from mastra_memory.filters.numbers import (
+    EXACT_FLOAT_LIMIT,
+    beyond_int64,
+    compare,
+    distinct,
+    float64_of,
+    in_int64,
+    ints_rounding_to,
+)
 from qdrant_client import models
 
 from .capabilities import QDRANT_CAPABILITIES
-from .payload import (
+from .layout import (
     ELEMENTS_PREFIX,
     FACTS_KEY,
     FILTER_ROOT,
-    INT64_MAX,
-    INT64_MIN,
     VALUES_PREFIX,
     fact,
     path_code,
@@ -68,10 +74,6 @@ __all__ = [
 ROOT_PREFIX: Final = FILTER_ROOT + "."
 #: A fact no document has (every fact has a tag and a ``:``): matching it is "false".
 _NEVER: Final = "!"
-#: Integers up to this magnitude are exact as float64, so ranges around them need no care.
-_EXACT_FLOAT_LIMIT: Final = 2**53
-#: Integers closer than this to a float64 beyond 2^53 may round to it (the spacing is at most 2048).
-_ROUNDING_REACH: Final = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,39 +147,19 @@ def _without(condition: Condition, key: str, integers: tuple[int, ...]) -> Condi
     return QFilter(must=(condition,), must_not=(QMatchAny(key, integers),))
 
 
-def _distinct(values: tuple[Scalar, ...]) -> list[Scalar]:
-    """``values`` without repeats, keeping ``True`` apart from ``1`` (which Python's ``==`` does not)."""
-    seen: dict[tuple[bool, Scalar], Scalar] = {}
-    for value in values:
-        seen.setdefault((isinstance(value, bool), value), value)
-    return list(seen.values())
-
-
-def _compare(op: str, left: int | float, right: int | float) -> bool:
-    """Exact ``left <op> right`` (Python compares ints and floats by value)."""
-    if op == "$gt":
-        return left > right
-    if op == "$gte":
-        return left >= right
-    if op == "$lt":
-        return left < right
-    return left <= right
-
-
-def _ints_rounding_to(target: float) -> tuple[int, ...]:
-    """The int64 values whose float64 is ``target`` (none unless ``target`` is integral beyond 2^53)."""
-    if not target.is_integer() or abs(target) < _EXACT_FLOAT_LIMIT:
-        return ()
-    centre = int(target)
-    low = max(INT64_MIN, centre - _ROUNDING_REACH)
-    high = min(INT64_MAX, centre + _ROUNDING_REACH)
-    return tuple(n for n in range(low, high + 1) if float(n) == target)
-
-
-class QdrantFilterTranslator(FilterTranslator[Condition]):
+class QdrantFilterTranslator(FactTranslator[Condition]):
     """AST -> neutral Qdrant condition. ``prefix`` is where the filter document's keys live."""
 
     capabilities = QDRANT_CAPABILITIES
+    backend = "Qdrant"
+    scalar_elements = (
+        "Qdrant's nested condition tests object elements only; $elemMatch with an operator document "
+        "(scalar elements) has no exact translation"
+    )
+    #: ``$and`` is ``must``, ``$or`` ``should``, ``$nor`` and ``$not`` ``must_not``.
+    all_of = staticmethod(_all_of)
+    any_of = staticmethod(_any_of)
+    none_of = staticmethod(_none_of)
 
     def __init__(self, prefix: str = ROOT_PREFIX) -> None:
         self.prefix = prefix
@@ -187,7 +169,7 @@ class QdrantFilterTranslator(FilterTranslator[Condition]):
     def _values(self, path: Path) -> str:
         return self.prefix + VALUES_PREFIX + path_code(path)
 
-    def _fact(self, tag: str, path: Path, extra: int | None = None) -> QMatch:
+    def has_fact(self, tag: str, path: Path, extra: int | None = None) -> Condition:
         return QMatch(self.prefix + FACTS_KEY, fact(tag, path, extra))
 
     def false(self) -> Condition:
@@ -198,47 +180,26 @@ class QdrantFilterTranslator(FilterTranslator[Condition]):
         """A condition every record satisfies."""
         return _none_of([self.false()])
 
-    def missing(self, path: Path) -> Condition:
-        """Some branch of ``path`` ends early: a key is absent, or a scalar stands where an object is."""
-        terms: list[Condition] = [_none_of([self._fact("a", path[:1])])]
-        for depth in range(1, len(path)):
-            prefix = path[:depth]
-            terms.append(_all_of([self._fact("c", prefix), _none_of([self._fact("a", path[: depth + 1])])]))
-            terms.append(self._fact("s", prefix))
-        return _any_of(terms)
-
     # --- leaves ---------------------------------------------------------------------------------
 
-    def _equals(self, node: Comparison, value: Scalar) -> Condition:
-        path = node.path
-        if value is None:
-            return _any_of([self._fact("z", path), self.missing(path)])
-        if value is True or value is False:
-            return self._fact("t" if value else "f", path)
+    def value_equals(self, node: Comparison, value: str | int | float) -> Condition:
         if isinstance(value, str):
-            return QMatch(self._values(path), value)
+            return QMatch(self._values(node.path), value)
         return self._number_equals(node, value)
 
     def _int64(self, value: int | float) -> int | None:
         """``value`` as the int64 it is stored as, if it is one (integral floats are stored as ints)."""
         if isinstance(value, float) and not value.is_integer():
             return None
-        if INT64_MIN <= value <= INT64_MAX:
+        if in_int64(value):
             return int(value)
         return None
 
     def _float(self, node: Comparison, value: int | float) -> float:
         """``value`` as a float64 (rounded within int64); integers beyond int64 must be exact floats."""
-        try:
-            converted = float(value)
-        except OverflowError:
-            converted = math.inf
-        if converted != value and not (isinstance(value, int) and INT64_MIN <= value <= INT64_MAX):
-            self.unsupported(
-                node,
-                f"the integer {value} is outside int64 and not exactly a float64 (declared deviation "
-                "int64-range)",
-            )
+        converted = float64_of(value)
+        if converted is None:
+            self.unsupported(node, beyond_int64(value))
         return converted
 
     def _number_equals(self, node: Comparison, value: int | float) -> Condition:
@@ -248,16 +209,16 @@ class QdrantFilterTranslator(FilterTranslator[Condition]):
             return QMatch(key, integer)
         target = self._float(node, value)
         # Integers that are not `value` but round to the same float64 are excluded by name.
-        return _without(QRange(key, gte=target, lte=target), key, _ints_rounding_to(target))
+        return _without(QRange(key, gte=target, lte=target), key, ints_rounding_to(target))
 
-    def _in(self, node: Comparison, values: tuple[Scalar, ...]) -> Condition:
+    def in_values(self, node: Comparison, values: tuple[Scalar, ...]) -> Condition:
         if not values:
             return self.false()
         key = self._values(node.path)
         strings: list[str] = []
         integers: list[int] = []
         others: list[Condition] = []
-        for value in _distinct(values):
+        for value in distinct(values):
             integer = None
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 integer = self._int64(value)
@@ -266,7 +227,7 @@ class QdrantFilterTranslator(FilterTranslator[Condition]):
             elif integer is not None:
                 integers.append(integer)
             else:
-                others.append(self._equals(node, value))
+                others.append(self.equals(node, value))
         conditions: list[Condition] = []
         if strings:
             conditions.append(
@@ -277,7 +238,7 @@ class QdrantFilterTranslator(FilterTranslator[Condition]):
             conditions.append(QMatch(key, unique[0]) if len(unique) == 1 else QMatchAny(key, unique))
         return _any_of([*conditions, *others])
 
-    def _range(self, node: Comparison, value: Scalar) -> Condition:
+    def ordered(self, node: Comparison, value: Scalar) -> Condition:
         op = node.op
         if isinstance(value, str):
             self.unsupported(
@@ -290,81 +251,32 @@ class QdrantFilterTranslator(FilterTranslator[Condition]):
         key = self._values(node.path)
         target = self._float(node, number)
         bound = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}[op]
-        if abs(target) < _EXACT_FLOAT_LIMIT:
+        if abs(target) < EXACT_FLOAT_LIMIT:
             return QRange(key, **{bound: target})
         # Beyond 2^53 an engine may compare a stored integer as its float64 (the Rust engine does) or
         # exactly (qdrant-client's local mode does): the two differ only for the integers that round to
         # the operand's float64. Keep those out of the range and decide each of them here, so that both
         # readings give the exact answer; a stored float equal to it exists only outside int64.
-        colliding = _ints_rounding_to(target)
+        colliding = ints_rounding_to(target)
         strict = "gt" if op in ("$gt", "$gte") else "lt"
         parts: list[Condition] = [_without(QRange(key, **{strict: target}), key, colliding)]
-        wanted = tuple(n for n in colliding if _compare(op, n, number))
+        wanted = tuple(n for n in colliding if compare(op, n, number))
         if wanted:
             parts.append(QMatchAny(key, wanted))
-        if not INT64_MIN <= target <= INT64_MAX and _compare(op, target, number):
+        if not in_int64(target) and compare(op, target, number):
             parts.append(_without(QRange(key, gte=target, lte=target), key, colliding))
         return _any_of(parts)
 
     # --- visitor methods ----------------------------------------------------------------------
 
-    def comparison(self, node: Comparison) -> Condition:
-        """One field condition."""
-        op, value = node.op, node.value
-        if not node.path:
-            self.unsupported(node, "a condition on an array element itself has no Qdrant translation")
-        if isinstance(value, tuple):
-            if op == "$in":
-                return self._in(node, value)
-            if op == "$nin":
-                return _none_of([self._in(node, value)])
-            if op == "$all":
-                if not value:
-                    return self.false()
-                return _all_of([self._in(node, (item,)) for item in _distinct(value)])
-            self.unsupported(node)
-        if op == "$eq":
-            return self._equals(node, value)
-        if op == "$ne":
-            return _none_of([self._equals(node, value)])
-        if op in ("$gt", "$gte", "$lt", "$lte"):
-            return self._range(node, value)
-        if op == "$exists":
-            present = self._fact("p", node.path)
-            return present if value else _none_of([present])
-        if op == "$size" and isinstance(value, int) and not isinstance(value, bool):
-            return self._fact("n", node.path, value)
-        self.unsupported(node)
+    def all_values(self, node: Comparison, values: tuple[Scalar, ...]) -> Condition:
+        """``$all``: a ``must`` of equalities (none given: false)."""
+        return super().all_values(node, values) if values else self.false()
 
-    def elem_match(self, node: ElemMatch) -> Condition:
+    def nested(self, node: ElemMatch) -> Condition:
         """``nested`` over the object elements of the arrays reached at the path."""
-        if not node.on_documents:
-            self.unsupported(
-                node,
-                "Qdrant's nested condition tests object elements only; $elemMatch with an operator document "
-                "(scalar elements) has no exact translation",
-            )
         inner = QdrantFilterTranslator(prefix="").visit(node.condition)
-        nested = QNested(self.prefix + ELEMENTS_PREFIX + path_code(node.path), as_filter(inner))
-        if matches(node.condition, {}):  # an array element that is itself an array reads as {}
-            return _any_of([nested, self._fact("l", node.path)])
-        return nested
-
-    def logical_and(self, node: And, children: list[Condition]) -> Condition:
-        """``must``."""
-        return _all_of(children)
-
-    def logical_or(self, node: Or, children: list[Condition]) -> Condition:
-        """``should``."""
-        return _any_of(children)
-
-    def logical_nor(self, node: Nor, children: list[Condition]) -> Condition:
-        """``must_not`` of every child."""
-        return _none_of(children)
-
-    def logical_not(self, node: Not, child: Condition) -> Condition:
-        """``must_not`` of the child (root or field level)."""
-        return _none_of([child])
+        return QNested(self.prefix + ELEMENTS_PREFIX + path_code(node.path), as_filter(inner))
 
 
 # --- rendering for qdrant-client -------------------------------------------------------------------

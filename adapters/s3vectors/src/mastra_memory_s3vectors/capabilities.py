@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mastra_memory.capabilities import AdapterCapabilities, Deviation
+from mastra_memory.capabilities import AdapterCapabilities, Deviation, int64_range, no_string_ranges
 
 __all__ = [
     "GET_BATCH",
@@ -44,8 +44,6 @@ S3VECTORS_CAPABILITIES: Final = AdapterCapabilities(
     # $exists over the typed keys of a path; $all as $and of $eq; $not and $nor pushed down by De Morgan
     # (every leaf this adapter emits is exactly negatable).
     emulated_operators=frozenset({"$exists", "$all", "$not", "$nor"}),
-    implicit_array_traversal=False,
-    metadata_only_query=False,
     metrics=frozenset({"cosine", "euclidean"}),
     # The service builds its own (approximate) index; no type can be chosen.
     index_types=frozenset(),
@@ -65,18 +63,9 @@ S3VECTORS_CAPABILITIES: Final = AdapterCapabilities(
                 "compares a whole array with a number (so $gte matched it and $gt did not)"
             ),
         ),
-        Deviation(
-            code="no-string-ranges",
-            description="$gt/$gte/$lt/$lte with a string or datetime operand raise UnsupportedFilterError",
-            reason="S3 Vectors range operators take numbers only",
-        ),
-        Deviation(
-            code="int64-range",
-            description=(
-                "integers outside the signed 64-bit range are rejected at upsert; a filter integer beyond it "
-                "that is not exactly a float raises UnsupportedFilterError"
-            ),
-            reason="metadata numbers are JSON numbers; no exact comparison exists for integers beyond int64",
+        no_string_ranges("S3 Vectors range operators take numbers only"),
+        int64_range(
+            "metadata numbers are JSON numbers; no exact comparison exists for integers beyond int64"
         ),
         Deviation(
             code="filterable-metadata-budget",

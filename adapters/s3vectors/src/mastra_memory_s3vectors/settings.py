@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Final
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Final
 
-from mastra_memory.plugins.aliases import rename_aliases
+from mastra_memory.plugins.settings import StoreSettings
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -30,30 +31,25 @@ _BUCKET: Final = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 _PREFIX: Final = re.compile(r"^[a-z0-9][a-z0-9.-]*[.-]$")
 
 
-#: Other spellings accepted as keywords (camelCase, boto3's and Mastra's names). They are not read from the
-#: environment: only ``MASTRA_MEMORY_S3VECTORS_<FIELD>`` is (see mastra_memory.plugins.aliases).
-_ALIASES: Final = {
+#: Other spellings accepted as keywords (boto3's and Mastra's names; the camelCase spelling of every field,
+#: ``endpointUrl``, is accepted as well). They are not read from the environment: only
+#: ``MASTRA_MEMORY_S3VECTORS_<FIELD>`` is (see mastra_memory.plugins.settings).
+_SPELLINGS: Final = {
     "vectorBucketName": "bucket",
     "bucket_name": "bucket",
     "bucketName": "bucket",
     "region_name": "region",
     "regionName": "region",
-    "endpointUrl": "endpoint_url",
     "accessKeyId": "aws_access_key_id",
     "secretAccessKey": "aws_secret_access_key",
     "sessionToken": "aws_session_token",
     "profile": "profile_name",
-    "indexPrefix": "index_prefix",
-    "nonFilterableMetadataKeys": "non_filterable_metadata_keys",
-    "createBucket": "create_bucket",
-    "connectTimeout": "connect_timeout",
-    "readTimeout": "read_timeout",
-    "maxAttempts": "max_attempts",
-    "maxWorkers": "max_workers",
 }
 
 
-class S3VectorsSettings(BaseSettings):
+# BaseSettings again for type checkers (StoreSettings is one at run time): to mypy it makes the required
+# ``bucket`` optional in the constructor, as the environment may supply it.
+class S3VectorsSettings(StoreSettings, BaseSettings):
     """How to reach Amazon S3 Vectors (or a stand-in such as S3Mock) and how to use the bucket.
 
     Attributes:
@@ -73,9 +69,8 @@ class S3VectorsSettings(BaseSettings):
         max_workers: threads running the blocking boto3 calls of one store.
     """
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, populate_by_name=True, extra="forbid", frozen=True
-    )
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True)
+    spellings: ClassVar[Mapping[str, str]] = _SPELLINGS
 
     bucket: str
     region: str | None = None
@@ -92,11 +87,6 @@ class S3VectorsSettings(BaseSettings):
     read_timeout: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=3, ge=1, le=10)
     max_workers: int = Field(default=4, ge=1, le=64)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _aliases(cls, data: Any) -> Any:
-        return rename_aliases(data, _ALIASES)
 
     @field_validator("bucket")
     @classmethod

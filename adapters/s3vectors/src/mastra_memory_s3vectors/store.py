@@ -10,7 +10,7 @@ with boto3's ``s3vectors`` client. boto3 is blocking: every call runs in a small
   records its non-filterable keys (``_mastra_meta`` plus ``non_filterable_metadata_keys``) at creation; a
   store configured with other keys refuses the index (``ConfigError``) instead of filtering wrongly.
   ``describe_index`` counts the vectors with ListVectors (O(n) requests of 1,000).
-* **Records**: the record id is the vector key, verbatim. Metadata is stored as :mod:`.document` says (a
+* **Records**: the record id is the vector key, verbatim. Metadata is stored as :mod:`.layout` says (a
   verbatim copy plus typed filterable keys) after the service's per-vector limits were checked — before
   any I/O, in the shared argument validation, so ``Memory`` refuses an unindexable message before it
   stores it. Vectors are sent as float32 (a component beyond float32's range is refused).
@@ -44,10 +44,12 @@ from mastra_memory.errors import ConfigError, ValidationError
 from mastra_memory.filters import matches
 from mastra_memory.filters.ast import Node
 from mastra_memory.filters.parse import parse
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult
+from mastra_memory.vector.ties import past_ties
 
 from .capabilities import GET_BATCH, LIST_PAGE, MAX_TOP_K, S3VECTORS_CAPABILITIES, WRITE_BATCH
-from .document import META_KEY, budget_problem, decode, encode, list_problem
+from .layout import META_KEY, budget_problem, decode, encode, list_problem
 from .settings import S3VectorsSettings
 from .translate import FALSE, TRUE, Native, S3VectorsFilterTranslator, render
 
@@ -59,8 +61,6 @@ T = TypeVar("T")
 _NODE_TYPES: Final = get_args(Node)
 #: S3 Vectors index names: 3–63 lowercase letters, digits, '-' and '.', starting and ending alphanumeric.
 NATIVE_INDEX_NAME: Final = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-#: Extra results asked for, so that ties at the top_k cut-off can be ordered by id.
-_TIE_MARGIN: Final = 4
 #: A PutVectors request may carry 20 MiB; batches are cut well below it.
 _REQUEST_BYTES: Final = 16 * 1024 * 1024
 _NOT_FOUND: Final = "NotFoundException"
@@ -199,7 +199,7 @@ class S3VectorsVector(MastraVector):
 
     # --- argument checks (before any I/O) -------------------------------------------------------
 
-    def _metadata_problem(self, metadata: Mapping[str, Any]) -> str | None:
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
         """The service's per-vector limits (string-only lists, int64, 2 KB filterable, 40 KB, 50 keys).
 
         The shared validation calls this for every record of ``upsert`` and ``update_vector``, before
@@ -270,13 +270,6 @@ class S3VectorsVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        if options:
-            raise self._error(
-                ValidationError,
-                "CREATE_INDEX",
-                "INVALID_ARGS",
-                f"unknown create_index options {sorted(options)} for s3vectors",
-            )
         tuning = {
             k: v for k, v in config.model_dump().items() if v is not None and k not in ("type", "metric")
         }
@@ -286,15 +279,8 @@ class S3VectorsVector(MastraVector):
         existing = await self._read_info(name)
         if existing is None:
             existing = await self._create(name, dimension, metric)
-        self._check_dimension("CREATE_INDEX", name, existing.dimension, dimension)
+        self._keep_existing(name, existing.dimension, existing.metric, dimension, metric)
         self._check_keys("CREATE_INDEX", name, existing)
-        if existing.metric != metric:
-            logger.warning(
-                "s3vectors index %r exists with metric %s; keeping it (asked for %s)",
-                name,
-                existing.metric,
-                metric,
-            )
         self._infos[name] = existing
 
     async def _create(self, name: str, dimension: int, metric: Metric) -> IndexInfo:
@@ -370,9 +356,7 @@ class S3VectorsVector(MastraVector):
         if batch:
             await self._index_call("put_vectors", name, vectors=batch)
 
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         await self._info("UPSERT", name)
         await self._put(name, self._records(ids, vectors, metadata))
 
@@ -384,13 +368,13 @@ class S3VectorsVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        info = await self._info("QUERY", name)
+        _, metric = await self._shape("QUERY", name)  # read (and cached) by the base before this hook
         assert vector is not None  # metadata_only_query is not declared: the base requires a vector
         flt: S3Filter | None = native_filter
         if flt is not None and flt.native == FALSE:
@@ -403,25 +387,21 @@ class S3VectorsVector(MastraVector):
         )
         if document is not None:
             request["filter"] = document
-        # Ties at the cut-off are broken by id (docs/spec.md §3.1), which the service does not know: ask for
-        # a few more, and for more still while the last one asked for ties with the last one kept.
-        limit = min(top_k + _TIE_MARGIN, MAX_TOP_K)
-        while True:
-            hits = (await self._index_call("query_vectors", name, topK=limit, **request)).get("vectors", [])
-            if (
-                len(hits) < limit
-                or limit >= MAX_TOP_K
-                or hits[top_k - 1].get("distance") != hits[-1].get("distance")
-            ):
-                break
-            limit = min(limit * 2, MAX_TOP_K)
+        # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
+
+        async def query(limit: int) -> list[dict[str, Any]]:
+            reply = await self._index_call("query_vectors", name, topK=limit, **request)
+            hits: list[dict[str, Any]] = reply.get("vectors", [])
+            return hits
+
+        hits = await past_ties(query, top_k, lambda hit: hit.get("distance"), MAX_TOP_K)
         vectors: dict[str, list[float]] = {}
         if include_vector and hits:
             vectors = await self._vectors(name, [h["key"] for h in hits])
         return [
             QueryResult(
                 id=hit["key"],
-                score=self._score(info.metric, float(hit.get("distance", 0.0))),
+                score=self._score(metric, float(hit.get("distance", 0.0))),
                 metadata=decode(hit.get("metadata")),
                 vector=vectors.get(hit["key"]),
             )
@@ -515,7 +495,7 @@ class S3VectorsVector(MastraVector):
                 raise
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         await self._info("UPDATE_VECTOR", name)
         found = await self._get(name, [id])
@@ -527,11 +507,7 @@ class S3VectorsVector(MastraVector):
         await self._put(name, [{"key": id, "data": {"float32": data}, "metadata": encode(meta, self._skip)}])
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
         await self._info("UPDATE_VECTOR", name)
         matched = await self._matching(name, native_filter)

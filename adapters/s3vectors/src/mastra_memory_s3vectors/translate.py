@@ -1,4 +1,4 @@
-"""Filter AST -> an S3 Vectors filter document over the typed keys of :mod:`.document` (docs/spec.md §2.7).
+"""Filter AST -> an S3 Vectors filter document over the typed keys of :mod:`.layout` (docs/spec.md §2.7).
 
 The translation first builds a small neutral tree in negation normal form, then renders it:
 
@@ -29,18 +29,26 @@ The translation first builds a small neutral tree in negation normal form, then 
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, TypeAlias
 
-from mastra_memory.filters.ast import And, Comparison, Nor, Not, Or, Path, Scalar
-from mastra_memory.filters.visitor import FilterTranslator
+from mastra_memory.filters.ast import Comparison, Path, Scalar
+from mastra_memory.filters.numbers import (
+    EXACT_FLOAT_LIMIT,
+    beyond_int64,
+    compare,
+    distinct,
+    float64_of,
+    in_int64,
+    ints_rounding_to,
+)
+from mastra_memory.filters.visitor import CombiningTranslator
 from mastra_memory.timestamps import canonical_timestamp
 
 from .capabilities import S3VECTORS_CAPABILITIES
-from .document import INT64_MAX, INT64_MIN, TAGS, key, number
+from .layout import TAGS, key, number
 from .settings import DEFAULT_NON_FILTERABLE
 
 __all__ = [
@@ -60,59 +68,81 @@ __all__ = [
     "render",
 ]
 
-_EXACT_FLOAT_LIMIT: Final = 2**53
-#: Integers closer than this to a float64 beyond 2^53 may round to it (the spacing is at most 2048 in int64).
-_ROUNDING_REACH: Final = 2048
 _FLIP: Final = {"$gt": "$lte", "$gte": "$lt", "$lt": "$gte", "$lte": "$gt"}
 
 
 @dataclass(frozen=True, slots=True)
 class Exists:
+    """Some value of the key's type is stored (``present``), or none is."""
+
     key: str
     present: bool
 
 
 @dataclass(frozen=True, slots=True)
-class Eq:
+class _Test:
+    """A test of one typed key against one value (requires the key present)."""
+
     key: str
     value: str | int | float | bool
 
 
-@dataclass(frozen=True, slots=True)
-class Ne:
-    key: str
-    value: str | int | float | bool
+class Eq(_Test):
+    """The key holds ``value``, or a list holding it."""
+
+    __slots__ = ()
+
+
+class Ne(_Test):
+    """The key holds something else (on a list: no element equals ``value``)."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Range:
+    """The number at the key compares to ``value`` by ``op``."""
+
     key: str
     op: str
     value: int | float
 
 
 @dataclass(frozen=True, slots=True)
-class In:
-    """A number key holds one of ``values`` (number keys never hold lists)."""
+class _Members:
+    """A test of a number key against a set of numbers (number keys never hold lists)."""
 
     key: str
     values: tuple[int | float, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Nin:
-    key: str
-    values: tuple[int | float, ...]
+class In(_Members):
+    """The number key holds one of ``values``."""
+
+    __slots__ = ()
+
+
+class Nin(_Members):
+    """The number key holds none of ``values``."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
-class All:
+class _Group:
     children: tuple[Native, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Any_:
-    children: tuple[Native, ...]
+class All(_Group):
+    """``$and`` of the children (none: true)."""
+
+    __slots__ = ()
+
+
+class Any_(_Group):
+    """``$or`` of the children (none: false)."""
+
+    __slots__ = ()
 
 
 Native: TypeAlias = Exists | Eq | Ne | Range | In | Nin | All | Any_
@@ -164,6 +194,11 @@ def negate(node: Native) -> Native:
     raise TypeError(f"not a native node: {node!r}")  # pragma: no cover
 
 
+def none_hold(children: list[Native]) -> Native:
+    """No child holds: the ``$and`` of their negations."""
+    return all_of([negate(c) for c in children])
+
+
 def _guarded(k: str, condition: dict[str, Any], unguarded: frozenset[str]) -> dict[str, Any]:
     """``{k: condition}``, required to find ``k`` present unless an enclosing ``$or`` covers its absence."""
     if k in unguarded:
@@ -194,46 +229,22 @@ def render(node: Native, unguarded: frozenset[str] = frozenset()) -> dict[str, A
     raise TypeError(f"not a native node: {node!r}")  # pragma: no cover
 
 
-def _compare(op: str, left: int | float, right: int | float) -> bool:
-    if op == "$gt":
-        return left > right
-    if op == "$gte":
-        return left >= right
-    if op == "$lt":
-        return left < right
-    return left <= right
-
-
-def _ints_rounding_to(target: float) -> tuple[int, ...]:
-    """The int64 values whose float64 is ``target`` (none unless ``target`` is integral beyond 2^53)."""
-    if not target.is_integer() or abs(target) < _EXACT_FLOAT_LIMIT:
-        return ()
-    centre = int(target)
-    low = max(INT64_MIN, centre - _ROUNDING_REACH)
-    high = min(INT64_MAX, centre + _ROUNDING_REACH)
-    return tuple(n for n in range(low, high + 1) if float(n) == target)
-
-
-def _distinct(values: Sequence[Scalar]) -> list[Scalar]:
-    """``values`` without repeats, keeping ``True`` apart from ``1``."""
-    seen: dict[tuple[bool, Scalar], Scalar] = {}
-    for value in values:
-        seen.setdefault((isinstance(value, bool), value), value)
-    return list(seen.values())
-
-
-class S3VectorsFilterTranslator(FilterTranslator[Native]):
+class S3VectorsFilterTranslator(CombiningTranslator[Native]):
     """AST -> :data:`Native`; ``non_filterable`` are the top-level keys that cannot be filtered on."""
 
     capabilities = S3VECTORS_CAPABILITIES
+    backend = "S3 Vectors"
+    #: ``$not`` and ``$nor`` push negation down to the leaves (De Morgan).
+    all_of = staticmethod(all_of)
+    any_of = staticmethod(any_of)
+    none_of = staticmethod(none_hold)
 
     def __init__(self, non_filterable: Iterable[str] = DEFAULT_NON_FILTERABLE) -> None:
         self.non_filterable = frozenset(non_filterable)
 
     # --- paths ----------------------------------------------------------------------------------
 
-    @staticmethod
-    def present(path: Path) -> Native:
+    def present(self, path: Path) -> Native:
         """Some value is reached at ``path`` (``$exists: true``)."""
         return any_of(Exists(key(tag, path), True) for tag in TAGS)
 
@@ -248,21 +259,14 @@ class S3VectorsFilterTranslator(FilterTranslator[Native]):
 
     def _number(self, node: Comparison, value: int | float) -> int | float:
         """``value`` as stored numbers are compared; integers beyond int64 must be exactly a float."""
-        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
-            try:
-                converted = float(value)
-            except OverflowError:
-                converted = math.inf
-            if converted != value:
-                self.unsupported(
-                    node,
-                    f"the integer {value} is outside int64 and not exactly a float64 (declared deviation "
-                    "int64-range)",
-                )
+        if isinstance(value, int) and not in_int64(value):
+            converted = float64_of(value)
+            if converted is None:
+                self.unsupported(node, beyond_int64(value))
             return converted
         return number(value)
 
-    def _equals(self, node: Comparison, value: Scalar) -> Native:
+    def equals(self, node: Comparison, value: Scalar) -> Native:
         path = node.path
         if value is None:
             return any_of([Exists(key("z", path), True), self.missing(path)])
@@ -272,14 +276,14 @@ class S3VectorsFilterTranslator(FilterTranslator[Native]):
             return Eq(key("s", path), value)
         return Eq(key("n", path), self._number(node, value))
 
-    def _in(self, node: Comparison, values: Sequence[Scalar]) -> Native:
+    def in_values(self, node: Comparison, values: tuple[Scalar, ...]) -> Native:
         numbers: list[int | float] = []
         others: list[Native] = []
-        for value in _distinct(values):
+        for value in distinct(values):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 numbers.append(self._number(node, value))
             else:
-                others.append(self._equals(node, value))
+                others.append(self.equals(node, value))
         unique = tuple(dict.fromkeys(numbers))
         nkey = key("n", node.path)
         numeric: list[Native] = []
@@ -289,7 +293,7 @@ class S3VectorsFilterTranslator(FilterTranslator[Native]):
             numeric.append(In(nkey, unique))
         return any_of([*numeric, *others])
 
-    def _range(self, node: Comparison, value: Scalar) -> Native:
+    def ordered(self, node: Comparison, value: Scalar) -> Native:
         op = node.op
         if isinstance(value, str):
             self.unsupported(
@@ -300,68 +304,38 @@ class S3VectorsFilterTranslator(FilterTranslator[Native]):
         operand = self._number(node, value)
         k = key("n", node.path)
         target = float(operand)
-        if abs(target) < _EXACT_FLOAT_LIMIT:
+        if abs(target) < EXACT_FLOAT_LIMIT:
             return Range(k, op, operand)
         # Beyond 2^53 the engine may compare stored integers as float64: keep the integers that round to the
         # operand's float64 out of the range and decide each of them here.
-        colliding = _ints_rounding_to(target)
+        colliding = ints_rounding_to(target)
         strict = "$gt" if op in ("$gt", "$gte") else "$lt"
 
         def without(condition: Native) -> Native:
             return all_of([condition, Nin(k, colliding)]) if colliding else condition
 
         parts: list[Native] = [without(Range(k, strict, target))]
-        wanted = tuple(n for n in colliding if _compare(op, n, value))
+        wanted = tuple(n for n in colliding if compare(op, n, value))
         if wanted:
             parts.append(In(k, wanted) if len(wanted) > 1 else Eq(k, wanted[0]))
-        if not INT64_MIN <= target <= INT64_MAX and _compare(op, target, value):
+        if not in_int64(target) and compare(op, target, value):
             parts.append(without(all_of([Range(k, "$gte", target), Range(k, "$lte", target)])))
         return any_of(parts)
 
     # --- visitor methods ------------------------------------------------------------------------
 
     def comparison(self, node: Comparison) -> Native:
-        """One field condition."""
-        if not node.path:
-            self.unsupported(node, "a condition on an array element itself has no S3 Vectors translation")
-        if node.path[0] in self.non_filterable:
+        """One field condition (datetime operands as the canonical timestamps they are stored as)."""
+        if node.path and node.path[0] in self.non_filterable:
             self.unsupported(
                 node,
                 f"{node.path[0]!r} is in non_filterable_metadata_keys: stored, but S3 Vectors cannot filter "
                 "on it (declared deviation non-filterable-keys)",
             )
-        op = node.op
-        value: Any = node.value
+        value = node.value
         if isinstance(value, datetime):
-            value = canonical_timestamp(value)
-        if isinstance(value, tuple):
-            items = [canonical_timestamp(v) if isinstance(v, datetime) else v for v in value]
-            if op == "$in":
-                return self._in(node, items) if items else FALSE
-            if op == "$nin":
-                return negate(self._in(node, items)) if items else TRUE
-            if op == "$all":
-                return all_of(self._in(node, [v]) for v in _distinct(items)) if items else FALSE
-            self.unsupported(node)
-        if op == "$eq":
-            return self._equals(node, value)
-        if op == "$ne":
-            return negate(self._equals(node, value))
-        if op in _FLIP:
-            return self._range(node, value)
-        if op == "$exists":
-            present = self.present(node.path)
-            return present if value else negate(present)
-        self.unsupported(node)
-
-    def logical_and(self, node: And, children: list[Native]) -> Native:
-        return all_of(children)
-
-    def logical_or(self, node: Or, children: list[Native]) -> Native:
-        return any_of(children)
-
-    def logical_nor(self, node: Nor, children: list[Native]) -> Native:
-        return all_of(negate(c) for c in children)
-
-    def logical_not(self, node: Not, child: Native) -> Native:
-        return negate(child)
+            node = replace(node, value=canonical_timestamp(value))
+        elif isinstance(value, tuple) and any(isinstance(v, datetime) for v in value):
+            items = tuple(canonical_timestamp(v) if isinstance(v, datetime) else v for v in value)
+            node = replace(node, value=items)
+        return super().comparison(node)

@@ -13,9 +13,9 @@ key, a newline. Dots are path separators, so no key contains one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final, TypeVar
 
 from hypothesis import strategies as st
 
@@ -34,7 +34,9 @@ __all__ = [
     "Vocabulary",
     "filters",
     "metadata",
+    "paths_in",
     "scalars",
+    "values_in",
 ]
 
 KEYS: Final = (
@@ -134,7 +136,52 @@ class Vocabulary:
     hostile: bool = False
     #: Filter paths to use instead of random dotted combinations of ``keys``.
     paths: tuple[str, ...] = ()
+    #: Paths and scalars found in the records of the example (:meth:`meeting`), drawn besides the others.
+    found_paths: tuple[str, ...] = ()
+    found_values: tuple[Any, ...] = ()
 
+    def meeting(self, records: Sequence[Mapping[str, Any]]) -> Vocabulary:
+        """This vocabulary, with the paths (:func:`paths_in`) and scalars (:func:`values_in`) of
+        ``records`` for filters to meet."""
+        return replace(self, found_paths=paths_in(records), found_values=values_in(records))
+
+
+def paths_in(records: Sequence[Mapping[str, Any]], depth: int = 3) -> tuple[str, ...]:
+    """The dotted paths of up to ``depth`` segments that reach a value in some record, crossing lists of
+    documents as docs/spec.md §2.4 does; sorted, so that a drawn path replays from its seed."""
+    found: set[str] = set()
+
+    def walk(value: Any, prefix: tuple[str, ...]) -> None:
+        if isinstance(value, Mapping) and len(prefix) < depth:
+            for key, inner in value.items():
+                found.add(".".join((*prefix, key)))
+                walk(inner, (*prefix, key))
+        elif isinstance(value, list) and prefix:
+            for element in value:
+                if isinstance(element, Mapping):
+                    walk(element, prefix)
+
+    for record in records:
+        walk(record, ())
+    return tuple(sorted(found))
+
+
+def values_in(records: Sequence[Mapping[str, Any]]) -> tuple[Any, ...]:
+    """The distinct scalars of ``records`` in the order met (``1``, ``1.0`` and ``True`` all kept)."""
+    found: dict[tuple[type, Any], Any] = {}
+    pending: list[Any] = list(reversed(records))
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            pending.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            pending.extend(reversed(value))
+        else:
+            found.setdefault((type(value), value), value)
+    return tuple(found.values())
+
+
+T = TypeVar("T")
 
 #: Adversarial names and values for random records.
 HOSTILE: Final = Vocabulary(KEYS, COMMON_KEYS, STRINGS, NUMBERS, COMMON_VALUES, PATTERNS, hostile=True)
@@ -185,6 +232,12 @@ class Features:
         return all(op in self.operators for op in operators)
 
 
+def _one_of_found(found: tuple[T, ...]) -> st.SearchStrategy[T]:
+    """``sampled_from(found)`` drawn by position: these are built per example, and hypothesis renders a
+    strategy's repr (here the whole tuple, tens of kB across a filter strategy) as it draws."""
+    return st.integers(0, len(found) - 1).map(found.__getitem__)
+
+
 def _strings(features: Features, vocabulary: Vocabulary) -> st.SearchStrategy[str]:
     extra = (NUL_STRING,) if vocabulary.hostile and features.nul_strings else ()
     return st.sampled_from((*vocabulary.strings, *extra))
@@ -200,6 +253,10 @@ def scalars(features: Features, vocabulary: Vocabulary = HOSTILE) -> st.SearchSt
     every = st.one_of(
         st.sampled_from((None, True, False)), _numbers(features, vocabulary), _strings(features, vocabulary)
     )
+    if vocabulary.found_values:
+        return st.one_of(
+            st.sampled_from(vocabulary.common_values), _one_of_found(vocabulary.found_values), every
+        )
     return st.one_of(st.sampled_from(vocabulary.common_values), every)
 
 
@@ -221,6 +278,13 @@ def metadata(features: Features, vocabulary: Vocabulary = HOSTILE) -> st.SearchS
             options.append(st.lists(_strings(features, vocabulary), max_size=3))
         if features.nested_documents:
             options.append(st.dictionaries(keys, inner, max_size=3))
+        if features.nested_documents and features.non_string_lists:
+            # Lists of documents sharing the common keys, so that a path through them (docs/spec.md §2.4)
+            # meets several elements with different values: there a negation decided per element and one
+            # decided over the whole path differ (§8.2 #49). Random dictionaries alone rarely share keys.
+            row_keys = st.sampled_from(vocabulary.common_keys)
+            rows = st.dictionaries(row_keys, st.one_of(leaves, inner), min_size=1, max_size=2)
+            options.append(st.lists(rows, min_size=2, max_size=3))
         return st.one_of(options)
 
     values = st.recursive(leaves, extend, max_leaves=8)
@@ -236,8 +300,14 @@ def _paths(features: Features, vocabulary: Vocabulary) -> st.SearchStrategy[str]
         return st.one_of(st.sampled_from(vocabulary.common_keys), st.sampled_from(vocabulary.paths))
     segments = _segments(vocabulary)
     if not (features.nested_documents or features.non_string_lists):
-        return segments
-    return st.one_of(segments, st.lists(segments, min_size=2, max_size=3).map(".".join))
+        drawn = segments
+    else:
+        drawn = st.one_of(segments, st.lists(segments, min_size=2, max_size=3).map(".".join))
+    if vocabulary.found_paths:
+        # Half the paths exist in the records: a random dotted path rarely reaches into a list of
+        # documents, where the array rules of docs/spec.md §2.4 are decided.
+        return st.one_of(drawn, _one_of_found(vocabulary.found_paths))
+    return drawn
 
 
 def _merge(documents: list[dict[str, Any]]) -> dict[str, Any]:

@@ -6,8 +6,12 @@ declares (see :mod:`._generators`) and compares every filter — and its root ``
 with :func:`~mastra_memory_conformance.suite.expect`, twice over:
 
 * random record sets of hostile metadata (quotes, backslashes, SQL, ``$`` in names, unicode, JSON
-  fragments, a 200-character key), written fresh for each example;
+  fragments, a 200-character key, lists of documents sharing keys), written fresh for each example, with
+  filters drawn knowing them (paths and values the records have, besides random ones);
 * the products of D9, with filters in their own words (docs/spec.md §8.4's seeded generator).
+
+The examples come from the run's seed (:mod:`..seeding`), a new one per commit under CI; what a random run
+once failed on is kept in :data:`FOUND_CASES` and replayed on every target.
 
 ``top_k`` covers every record, so each query returns the whole matching set; on targets with a
 metadata-only query every other comparison of the random records uses it. Filters that cross a list in
@@ -24,6 +28,7 @@ treats ``$not`` as the identity (docs/spec.md §2.7.3, §7 first trap).
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any, Final
 
@@ -33,13 +38,12 @@ from hypothesis import strategies as st
 
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.filters import evaluate
-from mastra_memory.vector import MastraVector
 
 from ..datasets import make_vector, query_vector
 from ..oracle import assert_same_ids
 from ..plugin import set_item
-from . import Item, check_filter, expect, load, product_items, query_limit
-from ._generators import KEYS, PRODUCTS, STRINGS, Features, filters, metadata
+from . import IndexUnderTest, Item, VectorSuiteBase, expect, product_items
+from ._generators import HOSTILE, KEYS, PRODUCTS, STRINGS, Features, filters, metadata
 
 __all__ = ["DifferentialFilterSuite"]
 
@@ -52,6 +56,29 @@ _COUNT: Final = "differential_comparisons"
 _ids = itertools.count()
 _WRITTEN = pytest.StashKey[list[str]]()
 
+#: (records, filters) a random run of this domain once failed on, as hypothesis printed them (``Draw 1
+#: (records)``, ``Draw 2 (filters)``): each failure found at random is replayed here on every target from
+#: then on (docs/conformance.md, "When a random test fails").
+FOUND_CASES: Final[tuple[tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]], ...]] = (
+    # Issue 23: FerretDB decided $ne/$nin per element of a list of documents ("some element differs").
+    (
+        ({}, {"a": 1}, {"b": [{"a": None}, {"a": 3}]}),
+        ({"b.a": {"$ne": 3}}, {"b.a": {"$nin": [3]}}, {"b.a": {"$not": {"$ne": 3}}}),
+    ),
+    (
+        (
+            {
+                "a": None,
+                "it'em": {"a": None},
+                "😀": [{"a": None}, {"it'em": None, "😀": [{"😀": None}, {"it'em": True}]}],
+            },
+            {"a": [{"a": None}, {"a": [{"😀": None}, {"😀": True, "a": None}]}], "it'em": []},
+            {"a": [{"a": 1}, {"a": 1.0}]},
+        ),
+        ({"😀.😀.it'em": {"$ne": True}}, {"a.a.😀": {"$nin": [True]}}, {"a.a": {"$ne": 1}}),
+    ),
+)
+
 
 def _record_count(request: pytest.FixtureRequest, added: int) -> int:
     """Add ``added`` to the test's ``differential_comparisons`` user property; return the total."""
@@ -60,6 +87,19 @@ def _record_count(request: pytest.FixtureRequest, added: int) -> int:
     props[:] = [(k, v) for k, v in props if k != _COUNT]
     props.append((_COUNT, total))
     return total
+
+
+def _declared_features(capabilities: AdapterCapabilities) -> Features:
+    """What the manifest declares, for the generators; a target that declares no operator fails."""
+    features = Features.of(capabilities)
+    if not features.operators:
+        raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
+    return features
+
+
+def _with_negation(features: Features, flt: dict[str, Any]) -> list[dict[str, Any]]:
+    """``flt``, and its root ``$not`` negation when ``$not`` is declared."""
+    return [flt, {"$not": flt}] if features.has("$not") else [flt]
 
 
 def _comparable(
@@ -74,141 +114,123 @@ def _comparable(
 
 
 @pytest.mark.asyncio
-class DifferentialFilterSuite:
+class DifferentialFilterSuite(VectorSuiteBase):
     """Random filters over random records, compared with the reference evaluator."""
 
     @given(data=st.data())
     async def test_random_filters_match_the_reference_evaluator(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
-        data: st.DataObject,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest, data: st.DataObject
     ) -> None:
         set_item(request, "random filters")
-        features = Features.of(capabilities)
-        if not features.operators:
-            raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
-        limit = query_limit(capabilities, MAX_RECORDS)
+        features = _declared_features(idx.capabilities)
+        limit = idx.limit(MAX_RECORDS)
         metadatas = data.draw(
             st.lists(metadata(features), min_size=min(MIN_RECORDS, limit), max_size=limit), label="records"
         )
+        # Filters are drawn knowing the records' paths, so that they also reach into lists of documents.
         flts = data.draw(
-            st.lists(filters(features), min_size=MIN_FILTERS, max_size=MAX_FILTERS), label="filters"
+            st.lists(
+                filters(features, HOSTILE.meeting(metadatas)), min_size=MIN_FILTERS, max_size=MAX_FILTERS
+            ),
+            label="filters",
         )
         # Fresh ids per example: a stale record from an earlier example would show up as an extra id.
         batch = next(_ids)
         items = [
-            Item(f"e{batch}-{i}", make_vector(i + 1, conformance_dimension), meta)
-            for i, meta in enumerate(metadatas)
+            Item(f"e{batch}-{i}", make_vector(i + 1, idx.dimension), meta) for i, meta in enumerate(metadatas)
         ]
         # One index for every example (creating indexes is slow on some services): the previous example's
         # records are deleted, and must not come back.
         previous = request.node.stash.get(_WRITTEN, [])
         if previous:
-            await vector_store.delete_vectors(index_name, ids=previous)
+            await idx.store.delete_vectors(idx.name, ids=previous)
         request.node.stash[_WRITTEN] = [item.id for item in items]
-        records = await load(vector_store, capabilities, index_name, items, conformance_dimension)
-        query = query_vector(conformance_dimension)
+        records = await idx.load(items)
+        query = query_vector(idx.dimension)
         compared = 0
         for position, flt in enumerate(flts):
-            variants = [flt, {"$not": flt}] if features.has("$not") else [flt]
-            for variant in variants:
-                if not _comparable(capabilities, variant, records):
+            for variant in _with_negation(features, flt):
+                if not _comparable(idx.capabilities, variant, records):
                     continue
-                metadata_only = capabilities.metadata_only_query and (position + compared) % 2 == 1
-                await check_filter(
-                    vector_store,
-                    capabilities,
-                    None,
-                    index_name,
-                    variant,
-                    records,
-                    query=None if metadata_only else query,
-                    top_k=limit,
-                )
+                metadata_only = idx.capabilities.metadata_only_query and (position + compared) % 2 == 1
+                await idx.check(None, variant, records, query=None if metadata_only else query, top_k=limit)
                 compared += 1
         event("comparisons per example", compared)
         _record_count(request, compared)
         # Nothing in a field name or value ran as a statement: the index and every record are intact.
-        assert (await vector_store.describe_index(index_name)).count == len(items)
-        assert vector_store.to_native_index_name(index_name) in await vector_store.list_indexes()
+        assert (await idx.store.describe_index(idx.name)).count == len(items)
+        assert idx.native_name in await idx.store.list_indexes()
 
     @given(data=st.data())
     async def test_random_filters_over_d9(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
-        data: st.DataObject,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest, data: st.DataObject
     ) -> None:
         """§8.4: random filters in the products' own words (keys, values, patterns) over D9."""
         set_item(request, "random filters over D9")
-        features = Features.of(capabilities)
-        if not features.operators:
-            raise AssertionError(f"{capabilities.name} declares no filter operator; nothing to compare")
-        items = product_items("D9", conformance_dimension)
+        features = _declared_features(idx.capabilities)
+        items = product_items("D9", idx.dimension)
         records = {item.id: item.metadata for item in items}
         if not request.node.stash.get(_WRITTEN, []):
-            await load(vector_store, capabilities, index_name, items, conformance_dimension)
+            await idx.load(items)
             request.node.stash[_WRITTEN] = [item.id for item in items]
         flts = data.draw(
             st.lists(filters(features, PRODUCTS), min_size=MIN_FILTERS, max_size=MAX_FILTERS), label="filters"
         )
-        query = query_vector(conformance_dimension)
-        top_k = query_limit(capabilities, len(items))
+        query = query_vector(idx.dimension)
+        top_k = idx.limit(len(items))
         compared = 0
         for flt in flts:
-            variants = [flt, {"$not": flt}] if features.has("$not") else [flt]
-            for variant in variants:
-                if _comparable(capabilities, variant, records):
-                    await check_filter(
-                        vector_store,
-                        capabilities,
-                        None,
-                        index_name,
-                        variant,
-                        records,
-                        query=query,
-                        top_k=top_k,
-                    )
+            for variant in _with_negation(features, flt):
+                if _comparable(idx.capabilities, variant, records):
+                    await idx.check(None, variant, records, query=query, top_k=top_k)
                     compared += 1
         event("comparisons per example", compared)
         _record_count(request, compared)
-        assert (await vector_store.describe_index(index_name)).count == len(items)
+        assert (await idx.store.describe_index(idx.name)).count == len(items)
+
+    @pytest.mark.parametrize("case", range(len(FOUND_CASES)), ids=lambda i: f"found-{i}")
+    async def test_cases_random_runs_found(
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest, case: int
+    ) -> None:
+        """Every record set and filter a random run once failed on (:data:`FOUND_CASES`), on every target."""
+        set_item(request, "random filters")
+        metadatas, flts = FOUND_CASES[case]
+        limit = idx.limit(len(metadatas))
+        items = [
+            Item(f"f{case}-{i}", make_vector(i + 1, idx.dimension), copy.deepcopy(meta))
+            for i, meta in enumerate(metadatas[:limit])
+        ]
+        records = await idx.load(items)
+        query = query_vector(idx.dimension)
+        features = Features.of(idx.capabilities)
+        for flt in flts:
+            for variant in _with_negation(features, flt):
+                if _comparable(idx.capabilities, variant, records):
+                    await idx.check(None, variant, records, query=query, top_k=limit)
 
     async def test_hostile_names_and_values_are_data(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest
     ) -> None:
         """Every hostile key with hostile values, written and filtered on: equality, ranges, regex,
         ``$exists`` — each compared with the reference evaluator (docs/spec.md §2.1: names are bound, never
         spliced).
         """
         set_item(request, "hostile names and values")
-        features = Features.of(capabilities)
-        limit = query_limit(capabilities, 12)
+        features = Features.of(idx.capabilities)
+        limit = idx.limit(12)
         # Every key in every record but the last (which has none), each with a different value.
         items = [
             Item(
                 f"h{i}",
-                make_vector(i + 1, conformance_dimension),
+                make_vector(i + 1, idx.dimension),
                 {key: STRINGS[(7 * i + k) % len(STRINGS)] for k, key in enumerate(KEYS)}
                 if i < limit - 1
                 else {},
             )
             for i in range(limit)
         ]
-        records = await load(vector_store, capabilities, index_name, items, conformance_dimension)
-        query = query_vector(conformance_dimension)
+        records = await idx.load(items)
+        query = query_vector(idx.dimension)
         flts: list[dict[str, Any]] = []
         for key in KEYS:
             for value in STRINGS:
@@ -224,38 +246,25 @@ class DifferentialFilterSuite:
                 flts.append({key: {"$exists": True}})
         compared = 0
         for flt in flts:
-            await check_filter(
-                vector_store, capabilities, None, index_name, flt, records, query=query, top_k=limit
-            )
+            await idx.check(None, flt, records, query=query, top_k=limit)
             compared += 1
         _record_count(request, compared)
         assert compared == len(flts) > 0
-        assert (await vector_store.describe_index(index_name)).count == len(items)
-        assert vector_store.to_native_index_name(index_name) in await vector_store.list_indexes()
+        assert (await idx.store.describe_index(idx.name)).count == len(items)
+        assert idx.native_name in await idx.store.list_indexes()
 
     async def test_the_comparison_catches_ignored_filters(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest
     ) -> None:
         """§7 first trap: results of a store that ignores the filter, drops a conjunct, or treats ``$not``
         as the identity are rejected by the comparison every filter test uses."""
         set_item(request, "silent drops are caught")
-        records = await load(
-            vector_store,
-            capabilities,
-            index_name,
-            product_items("D9", conformance_dimension),
-            conformance_dimension,
-        )
-        query = query_vector(conformance_dimension)
-        top_k = query_limit(capabilities, 10)
+        records = await idx.load_products()
+        query = query_vector(idx.dimension)
+        top_k = idx.limit(10)
 
         async def ids_of(flt: dict[str, Any] | None) -> list[str]:
-            return [h.id for h in await vector_store.query(index_name, query, top_k=top_k, filter=flt)]
+            return [h.id for h in await idx.store.query(idx.name, query, top_k=top_k, filter=flt)]
 
         def oracle(flt: dict[str, Any]) -> set[str]:
             return {rid for rid, meta in records.items() if evaluate(flt, meta)}
@@ -272,12 +281,10 @@ class DifferentialFilterSuite:
             returned = await ids_of(what_it_runs)
             expected = oracle(flt)
             with pytest.raises(AssertionError) as caught:
-                assert_same_ids(returned, expected, filter=flt, target=capabilities.name)
+                assert_same_ids(returned, expected, filter=flt, target=idx.capabilities.name)
             message = str(caught.value)
             for shown in (repr(flt), str(sorted(expected)), str(sorted(returned))):
                 assert shown in message, f"{what}: the failure must show {shown}: {message}"
         # And the adapter itself, on the filters it declares, is not such a store.
         for flt, _, _ in silent_drops:
-            await check_filter(
-                vector_store, capabilities, None, index_name, flt, records, query=query, top_k=top_k
-            )
+            await idx.check(None, flt, records, query=query, top_k=top_k)

@@ -13,32 +13,35 @@ through ``Memory.save_messages``, so every message has one vector, and then chec
 * index naming (M9): ``memory<sep>messages<sep>64`` for ``hash/64``, ``memory<sep>messages`` for
   ``hash/1536``, and a custom ``index_name`` honoured by save, recall, update, delete, reindex and the
   processor, with no vector in any default-named index.
+* two embedders over one store (docs/spec.md §5.6): a reindex with a second embedder leaves the first
+  embedder's index whole, and an update of a message's text removes its vectors from every memory index
+  and writes new ones only in the updating memory's index.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pytest
+import pytest_asyncio
 
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import ConfigError, ResourceScopeError, ThreadOwnershipError, ValidationError
 from mastra_memory.memory import Memory
 from mastra_memory.memory.message_list import MessageList
-from mastra_memory.plugins import create_storage
 from mastra_memory.storage import MemoryStorage, storage_capabilities
-from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.vector import MastraVector, QueryResult
 
 from ..report import Outcome
 from ..scenarios import EMBEDDER, MESSAGES, QUERY, RECALL_CASES, RECALL_OPTIONS, RecallCase, Scenario, at
 from ..targets import ConformanceTarget, TargetSettings
-from . import query_limit, settle
+from . import query_limit, settle, target_storage
 
 __all__ = ["MemoryRecallSuite"]
 
@@ -111,10 +114,7 @@ class RecallRun:
 
 
 async def _open_storage(target: ConformanceTarget, settings: TargetSettings, tmp_path: Path) -> MemoryStorage:
-    if target.has_storage and settings.storage is not None:
-        storage = create_storage(target.adapter, **settings.storage)
-    else:
-        storage = SQLiteStorage(str(tmp_path / "recall-storage.db"))
+    storage = target_storage(target, settings, tmp_path / "recall-storage.db")
     await storage.init()
     return storage
 
@@ -158,219 +158,240 @@ async def _run(
         await storage.close()
 
 
+#: What the ``open_run`` fixture gives: ``open_run(embedder=..., options=...)`` opens :func:`_run`.
+OpenRun = Callable[..., AbstractAsyncContextManager[RecallRun | None]]
+_Test = TypeVar("_Test", bound=Callable[..., Coroutine[Any, Any, None]])
+
+
+def _with_run(test: _Test) -> _Test:
+    """Give ``test`` the ``run`` fixture's :class:`RecallRun`, or end it there when the fixture yielded
+    ``None``: the storage declares ``resource_scope=False``, and the fixture checked that ``Memory`` refuses
+    it (the test passes, annotated as unsupported)."""
+
+    @functools.wraps(test)
+    async def when_memory_runs(*args: Any, run: RecallRun | None, **kwargs: Any) -> None:
+        if run is None:
+            return
+        await test(*args, run=run, **kwargs)
+
+    return cast(_Test, when_memory_runs)
+
+
 @pytest.mark.asyncio
 class MemoryRecallSuite:
-    """docs/spec.md §8.3 M1–M9 and the delete cascades of §5.6 on the target's (storage, vector) pair."""
+    """docs/spec.md §8.3 M1–M9 and the delete cascades of §5.6 on the target's (storage, vector) pair.
+
+    Most tests take ``run``, the scenario saved through a ``Memory`` with the default options (and are
+    decorated with :func:`_with_run`); those that need another embedder or other options take
+    ``open_run``.
+    """
+
+    @pytest.fixture
+    def open_run(
+        self,
+        conformance_target: ConformanceTarget,
+        target_settings: TargetSettings,
+        vector_store: MastraVector,
+        capabilities: AdapterCapabilities,
+        outcome: Outcome,
+        tmp_path: Path,
+    ) -> OpenRun:
+        """Opens :func:`_run` on the target's pair; ``embedder`` and ``options`` may be given."""
+
+        def open_run(
+            *, embedder: str = EMBEDDER, options: Mapping[str, Any] = RECALL_OPTIONS
+        ) -> AbstractAsyncContextManager[RecallRun | None]:
+            return _run(
+                conformance_target,
+                target_settings,
+                vector_store,
+                capabilities,
+                outcome,
+                tmp_path,
+                embedder=embedder,
+                options=options,
+            )
+
+        return open_run
+
+    @pytest_asyncio.fixture(loop_scope="function")
+    async def run(self, open_run: OpenRun) -> AsyncIterator[RecallRun | None]:
+        """The scenario saved through a ``Memory`` with the default options, or ``None`` (see
+        :func:`_with_run`)."""
+        async with open_run() as run:
+            yield run
 
     @pytest.mark.parametrize("case", _CASES)
+    @_with_run
     async def test_recall_scenario(
         self,
         case: RecallCase,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        run: RecallRun,
     ) -> None:
         """§8.3 M1, M2, M5, M7, M8: one ``recall`` call each, exact message ids in order."""
-        async with _run(
-            conformance_target, target_settings, vector_store, capabilities, outcome, tmp_path
-        ) as run:
-            if run is None:
-                return
-            sc = run.scenario
-            result = await run.memory.recall(**case.kwargs(sc))
-            assert run.strip(_ids(result.messages)) == list(case.expected), (
-                f"{case.name} ({case.description}): expected {list(case.expected)}, "
-                f"got {run.strip(_ids(result.messages))}"
+        sc = run.scenario
+        result = await run.memory.recall(**case.kwargs(sc))
+        assert run.strip(_ids(result.messages)) == list(case.expected), (
+            f"{case.name} ({case.description}): expected {list(case.expected)}, "
+            f"got {run.strip(_ids(result.messages))}"
+        )
+        resource = sc.id(case.resource_id) if case.resource_id else None
+        assert all(m.resource_id == resource for m in result.messages), "a message of another resource leaked"
+        if case.name == "M1":
+            assert [(h.message_id, h.thread_id) for h in result.hits] == [(sc.id("a2"), sc.id("A1"))]
+            assert result.hits[0].score == pytest.approx(1.0, abs=_SAME_TEXT), "equal texts score 1.0"
+            assert result.index_name == run.default_index(64)
+        if case.name == "M7":
+            assert result.hits == [], "no hit reaches the threshold"
+        if case.name == "M8":
+            assert (result.per_page, result.total, result.has_more) == (0, 0, False), (
+                "history off uses the include-only path (per_page=0), never per_page=False"
             )
-            resource = sc.id(case.resource_id) if case.resource_id else None
-            assert all(m.resource_id == resource for m in result.messages), (
-                "a message of another resource leaked"
-            )
-            if case.name == "M1":
-                assert [(h.message_id, h.thread_id) for h in result.hits] == [(sc.id("a2"), sc.id("A1"))]
-                assert result.hits[0].score == pytest.approx(1.0, abs=_SAME_TEXT), "equal texts score 1.0"
-                assert result.index_name == run.default_index(64)
-            if case.name == "M7":
-                assert result.hits == [], "no hit reaches the threshold"
-            if case.name == "M8":
-                assert (result.per_page, result.total, result.has_more) == (0, 0, False), (
-                    "history off uses the include-only path (per_page=0), never per_page=False"
-                )
 
     @pytest.mark.conformance(domain="memory", item="M3")
+    @_with_run
     async def test_m3_thread_of_another_resource(
         self,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        run: RecallRun,
     ) -> None:
-        async with _run(
-            conformance_target, target_settings, vector_store, capabilities, outcome, tmp_path
-        ) as run:
-            if run is None:
-                return
-            sc = run.scenario
-            with pytest.raises(ThreadOwnershipError) as info:
-                await run.memory.recall(sc.id("A2"), resource_id=sc.id("B"), vector_search_string=QUERY)
-            assert str(info.value) == f"thread {sc.id('A2')} does not belong to the requested resource"
+        sc = run.scenario
+        with pytest.raises(ThreadOwnershipError) as info:
+            await run.memory.recall(sc.id("A2"), resource_id=sc.id("B"), vector_search_string=QUERY)
+        assert str(info.value) == f"thread {sc.id('A2')} does not belong to the requested resource"
 
     @pytest.mark.conformance(domain="memory", item="M4")
+    @_with_run
     async def test_m4_resource_scope_needs_a_resource(
         self,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        run: RecallRun,
     ) -> None:
-        async with _run(
-            conformance_target, target_settings, vector_store, capabilities, outcome, tmp_path
-        ) as run:
-            if run is None:
-                return
-            with pytest.raises(ResourceScopeError, match="needs a resource_id"):
-                await run.memory.recall(run.scenario.id("A2"), vector_search_string=QUERY)
-            with pytest.raises(ValidationError):  # "" must not disable isolation
-                await run.memory.recall(run.scenario.id("A2"), resource_id="", vector_search_string=QUERY)
+        with pytest.raises(ResourceScopeError, match="needs a resource_id"):
+            await run.memory.recall(run.scenario.id("A2"), vector_search_string=QUERY)
+        with pytest.raises(ValidationError):  # "" must not disable isolation
+            await run.memory.recall(run.scenario.id("A2"), resource_id="", vector_search_string=QUERY)
 
     @pytest.mark.conformance(domain="memory", item="M6")
+    @_with_run
     async def test_m6_deleted_messages_leave_no_vectors(
         self,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        run: RecallRun,
     ) -> None:
-        async with _run(
-            conformance_target, target_settings, vector_store, capabilities, outcome, tmp_path
-        ) as run:
-            if run is None:
-                return
-            sc = run.scenario
-            everyone = sc.ids(m.id for m in MESSAGES)
-            assert await run.holders("message_id", everyone) == {run.default_index(64): set(everyone)}, (
-                "every scenario message must have its vector in the default index before the delete"
-            )
-            await run.memory.delete_messages([sc.id("a2")])
-            await run.settle()
-            held = await run.holders("message_id", everyone)
-            assert held == {run.default_index(64): set(everyone) - {sc.id("a2")}}, (
-                f"after delete_messages(a2) the vector store still holds {held}"
-            )
-            result = await run.memory.recall(sc.id("A2"), resource_id=sc.id("A"), vector_search_string=QUERY)
-            assert sc.id("a2") not in _ids(result.messages)
-            assert all(h.message_id != sc.id("a2") for h in result.hits), (
-                "a hit for a deleted message surfaced"
-            )
-            assert set(_ids(result.messages)) <= set(sc.ids(["a1", "a3", "a4"]))
+        sc = run.scenario
+        everyone = sc.ids(m.id for m in MESSAGES)
+        assert await run.holders("message_id", everyone) == {run.default_index(64): set(everyone)}, (
+            "every scenario message must have its vector in the default index before the delete"
+        )
+        await run.memory.delete_messages([sc.id("a2")])
+        await run.settle()
+        held = await run.holders("message_id", everyone)
+        assert held == {run.default_index(64): set(everyone) - {sc.id("a2")}}, (
+            f"after delete_messages(a2) the vector store still holds {held}"
+        )
+        result = await run.memory.recall(sc.id("A2"), resource_id=sc.id("A"), vector_search_string=QUERY)
+        assert sc.id("a2") not in _ids(result.messages)
+        assert all(h.message_id != sc.id("a2") for h in result.hits), "a hit for a deleted message surfaced"
+        assert set(_ids(result.messages)) <= set(sc.ids(["a1", "a3", "a4"]))
 
     @pytest.mark.conformance(domain="memory", item="delete_thread")
+    @_with_run
     async def test_deleted_thread_leaves_no_vectors(
         self,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        run: RecallRun,
     ) -> None:
-        async with _run(
-            conformance_target, target_settings, vector_store, capabilities, outcome, tmp_path
-        ) as run:
-            if run is None:
-                return
-            sc = run.scenario
-            await run.memory.delete_thread(sc.id("A1"))
-            await run.settle()
-            assert await run.holders("thread_id", [sc.id("A1")]) == {}, "vectors of a deleted thread remain"
-            survivors = await run.holders("message_id", sc.ids(m.id for m in MESSAGES))
-            assert survivors == {run.default_index(64): set(sc.ids(["a4", "b1"]))}
-            for query in ("alpha apples", QUERY, "alpha cherries"):
-                result = await run.memory.recall(
-                    sc.id("A2"), resource_id=sc.id("A"), vector_search_string=query
-                )
-                assert run.strip(_ids(result.messages)) == ["a4"], f"deleted content leaked for {query!r}"
+        sc = run.scenario
+        await run.memory.delete_thread(sc.id("A1"))
+        await run.settle()
+        assert await run.holders("thread_id", [sc.id("A1")]) == {}, "vectors of a deleted thread remain"
+        survivors = await run.holders("message_id", sc.ids(m.id for m in MESSAGES))
+        assert survivors == {run.default_index(64): set(sc.ids(["a4", "b1"]))}
+        for query in ("alpha apples", QUERY, "alpha cherries"):
+            result = await run.memory.recall(sc.id("A2"), resource_id=sc.id("A"), vector_search_string=query)
+            assert run.strip(_ids(result.messages)) == ["a4"], f"deleted content leaked for {query!r}"
 
     @pytest.mark.conformance(domain="memory", item="resource isolation")
+    @_with_run
     async def test_no_cross_resource_leaks(
         self,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        run: RecallRun,
     ) -> None:
         """Resource B never sees resource A: not through hits, not through a caller's include windows."""
-        async with _run(
-            conformance_target, target_settings, vector_store, capabilities, outcome, tmp_path
-        ) as run:
-            if run is None:
-                return
-            sc = run.scenario
-            for text in [m.text for m in MESSAGES]:
-                result = await run.memory.recall(
-                    sc.id("B1"),
-                    resource_id=sc.id("B"),
-                    vector_search_string=text,
-                    thread_config={"semanticRecall": {"topK": 5}},
-                )
-                assert run.strip(_ids(result.messages)) == ["b1"], f"query {text!r} leaked across resources"
-                assert {h.message_id for h in result.hits} <= {sc.id("b1")}
+        sc = run.scenario
+        for text in [m.text for m in MESSAGES]:
             result = await run.memory.recall(
-                sc.id("B1"), resource_id=sc.id("B"), include=[{"id": sc.id("a2"), "withPreviousMessages": 1}]
+                sc.id("B1"),
+                resource_id=sc.id("B"),
+                vector_search_string=text,
+                thread_config={"semanticRecall": {"topK": 5}},
             )
-            assert run.strip(_ids(result.messages)) == ["b1"], "a caller include crossed resources"
-            result = await run.memory.recall(
-                sc.id("A2"), resource_id=sc.id("A"), include=[{"id": sc.id("a2"), "withNextMessages": 1}]
-            )
-            assert run.strip(_ids(result.messages)) == ["a2", "a3", "a4"], (
-                "recall must honour a caller include"
-            )
-            result = await run.memory.recall(
-                sc.id("A2"),
-                resource_id=sc.id("A"),
-                vector_search_string="beta eggs",
-                thread_config={"semanticRecall": {"topK": 5, "messageRange": 0}},
-            )
-            assert sc.id("b1") not in _ids(result.messages)
-            assert {h.message_id for h in result.hits} <= set(sc.ids(["a1", "a2", "a3", "a4"]))
+            assert run.strip(_ids(result.messages)) == ["b1"], f"query {text!r} leaked across resources"
+            assert {h.message_id for h in result.hits} <= {sc.id("b1")}
+        result = await run.memory.recall(
+            sc.id("B1"), resource_id=sc.id("B"), include=[{"id": sc.id("a2"), "withPreviousMessages": 1}]
+        )
+        assert run.strip(_ids(result.messages)) == ["b1"], "a caller include crossed resources"
+        result = await run.memory.recall(
+            sc.id("A2"), resource_id=sc.id("A"), include=[{"id": sc.id("a2"), "withNextMessages": 1}]
+        )
+        assert run.strip(_ids(result.messages)) == ["a2", "a3", "a4"], "recall must honour a caller include"
+        result = await run.memory.recall(
+            sc.id("A2"),
+            resource_id=sc.id("A"),
+            vector_search_string="beta eggs",
+            thread_config={"semanticRecall": {"topK": 5, "messageRange": 0}},
+        )
+        assert sc.id("b1") not in _ids(result.messages)
+        assert {h.message_id for h in result.hits} <= set(sc.ids(["a1", "a2", "a3", "a4"]))
+
+    @pytest.mark.conformance(domain="memory", item="two embedders")
+    @_with_run
+    async def test_reindex_keeps_another_embedders_index_and_an_update_clears_it(
+        self,
+        run: RecallRun,
+    ) -> None:
+        """docs/spec.md §5.6: a reindex changes no text, so another embedder's vectors stay right and
+        stay; an update changes the text, so every embedder's old vectors of that message go."""
+        sc = run.scenario
+        first, second_index = run.default_index(64), run.default_index(32)
+        everyone = set(sc.ids(m.id for m in MESSAGES))
+        a1_thread = set(sc.ids(["a1", "a2", "a3"]))
+        # The same stores with another embedder (not closed here: the stores are the run's).
+        second = Memory(
+            storage=run.memory.storage,
+            vector=run.vector,
+            embedder="hash/32",
+            options=dict(RECALL_OPTIONS),
+        )
+        assert await second.reindex_thread(sc.id("A1")) == 3
+        await run.settle()
+        held = await run.holders("message_id", everyone)
+        assert held == {first: everyone, second_index: a1_thread}, (
+            f"a reindex with hash/32 must leave hash/64's index whole, found {held}"
+        )
+        result = await run.memory.recall(sc.id("A2"), resource_id=sc.id("A"), vector_search_string=QUERY)
+        assert run.strip(_ids(result.messages)) == ["a1", "a2", "a3", "a4"], "the first embedder recalls"
+
+        a2 = sc.id("a2")
+        await second.update_messages([{"id": a2, "content": "alpha bananas, ripe"}], resource_id=sc.id("A"))
+        await run.settle()
+        held = await run.holders("message_id", everyone)
+        assert held == {first: everyone - {a2}, second_index: a1_thread}, (
+            f"an update must remove the message's stale vectors from every memory index, found {held}"
+        )
+        [record] = await run.records(second_index, "message_id", [a2])
+        assert record.metadata["content"] == "alpha bananas, ripe", "the update re-indexes the new text"
+        await second.flush()
 
     @pytest.mark.conformance(domain="memory", item="M9")
     @pytest.mark.parametrize("dimension", [64, 1536])
     async def test_m9_default_index_names(
-        self,
-        dimension: int,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
+        self, dimension: int, capabilities: AdapterCapabilities, open_run: OpenRun
     ) -> None:
         """The default index name follows the real embedding dimension on the write and the read path."""
         if capabilities.max_dimension is not None and capabilities.max_dimension < dimension:
             pytest.skip(
                 f"{capabilities.name} declares max_dimension {capabilities.max_dimension} < {dimension}"
             )
-        async with _run(
-            conformance_target,
-            target_settings,
-            vector_store,
-            capabilities,
-            outcome,
-            tmp_path,
-            embedder=f"hash/{dimension}",
-        ) as run:
+        async with open_run(embedder=f"hash/{dimension}") as run:
             if run is None:
                 return
             sc = run.scenario
@@ -379,37 +400,21 @@ class MemoryRecallSuite:
             assert await run.holders("message_id", everyone) == {index: set(everyone)}, (
                 f"hash/{dimension} must write every vector to {index!r} and nowhere else"
             )
-            assert (await vector_store.describe_index(index)).dimension == dimension
+            assert (await run.vector.describe_index(index)).dimension == dimension
             result = await run.memory.recall(sc.id("A2"), resource_id=sc.id("A"), vector_search_string=QUERY)
             assert run.strip(_ids(result.messages)) == ["a1", "a2", "a3", "a4"]
             assert result.index_name == index
 
     @pytest.mark.conformance(domain="memory", item="M9")
-    async def test_m9_custom_index_name_on_every_path(
-        self,
-        conformance_target: ConformanceTarget,
-        target_settings: TargetSettings,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        tmp_path: Path,
-    ) -> None:
+    async def test_m9_custom_index_name_on_every_path(self, open_run: OpenRun) -> None:
         """``index_name`` is used by save, recall, update, delete, reindex and the processor."""
         custom = f"custom_{uuid.uuid4().hex[:8]}"
         options = {"lastMessages": 1, "semanticRecall": {"topK": 1, "messageRange": 1, "indexName": custom}}
-        async with _run(
-            conformance_target,
-            target_settings,
-            vector_store,
-            capabilities,
-            outcome,
-            tmp_path,
-            options=options,
-        ) as run:
+        async with open_run(options=options) as run:
             if run is None:
                 return
             sc = run.scenario
-            native = vector_store.to_native_index_name(custom)
+            native = run.vector.to_native_index_name(custom)
             everyone = sc.ids(m.id for m in MESSAGES)
             assert await run.holders("message_id", everyone, custom) == {native: set(everyone)}, "save"
 

@@ -24,7 +24,7 @@ import pytest
 
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import UnsupportedFilterError, ValidationError
-from mastra_memory.vector import MastraVector, QueryResult, normalise_metadata
+from mastra_memory.vector import QueryResult, normalise_metadata
 
 from ..datasets import make_vector, query_vector
 from ..plugin import set_item
@@ -33,11 +33,11 @@ from . import (
     INT64_MAX,
     INT64_MIN,
     KNOWN_DEVIATIONS,
+    IndexUnderTest,
+    VectorSuiteBase,
     as_stored,
     declares,
     expected_error_id,
-    query_limit,
-    settle,
     writable,
 )
 
@@ -114,72 +114,56 @@ def _type_problems(got: Any, want: Any, path: str = "") -> list[str]:
     return []
 
 
-async def _read_back(
-    store: MastraVector, capabilities: AdapterCapabilities, index: str, dimension: int, count: int
-) -> list[list[QueryResult]]:
+async def _read_back(idx: IndexUnderTest, count: int) -> list[list[QueryResult]]:
     """Every record through each read path: a scored query with and without vectors, and a metadata-only
     query when declared."""
-    top_k = query_limit(capabilities, count)
-    query = query_vector(dimension)
+    top_k = idx.limit(count)
+    query = query_vector(idx.dimension)
     reads = [
-        await store.query(index, query, top_k=top_k),
-        await store.query(index, query, top_k=top_k, include_vector=True),
+        await idx.store.query(idx.name, query, top_k=top_k),
+        await idx.store.query(idx.name, query, top_k=top_k, include_vector=True),
     ]
-    if capabilities.metadata_only_query:
-        reads.append(await store.query(index, None, top_k=top_k))
+    if idx.capabilities.metadata_only_query:
+        reads.append(await idx.store.query(idx.name, None, top_k=top_k))
     return reads
 
 
-async def _snapshot(
-    store: MastraVector, capabilities: AdapterCapabilities, index: str, dimension: int
-) -> tuple[int, list[tuple[str, float, Any]]]:
-    count = (await store.describe_index(index)).count
-    hits = await store.query(index, query_vector(dimension), top_k=query_limit(capabilities, count + 1))
+async def _snapshot(idx: IndexUnderTest) -> tuple[int, list[tuple[str, float, Any]]]:
+    count = (await idx.store.describe_index(idx.name)).count
+    hits = await idx.store.query(idx.name, query_vector(idx.dimension), top_k=idx.limit(count + 1))
     return count, [(h.id, h.score, h.metadata) for h in hits]
 
 
 @pytest.mark.asyncio
-class MetadataRoundTripSuite:
+class MetadataRoundTripSuite(VectorSuiteBase):
     """What goes in comes out: types, nesting, unicode, datetimes; invalid metadata never goes in."""
 
-    async def test_fixed_record_round_trips(
-        self,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        index_name: str,
-        conformance_dimension: int,
-    ) -> None:
-        await vector_store.create_index(index_name, conformance_dimension)
+    async def test_fixed_record_round_trips(self, idx: IndexUnderTest, outcome: Outcome) -> None:
+        await idx.store.create_index(idx.name, idx.dimension)
         record = dict(ROUND_TRIP_RECORD)
-        if declares(capabilities, "string-list-only"):
+        if declares(idx.capabilities, "string-list-only"):
             with pytest.raises(ValidationError):
-                await vector_store.upsert(
-                    index_name, [make_vector(1, conformance_dimension)], [record], ["rt"]
-                )
-            record = {**writable(capabilities, normalise_metadata(record)), "when": record["when"]}
+                await idx.store.upsert(idx.name, [make_vector(1, idx.dimension)], [record], ["rt"])
+            record = {**writable(idx.capabilities, normalise_metadata(record)), "when": record["when"]}
         assert normalise_metadata(ROUND_TRIP_RECORD) == CANONICAL_RECORD
-        await vector_store.upsert(index_name, [make_vector(1, conformance_dimension)], [record], ["rt"])
-        await settle(vector_store, capabilities, index_name)
+        await idx.store.upsert(idx.name, [make_vector(1, idx.dimension)], [record], ["rt"])
+        await idx.settle()
         canonical = normalise_metadata(record)
-        expected = as_stored(capabilities, canonical)
-        for read in await _read_back(vector_store, capabilities, index_name, conformance_dimension, 1):
+        expected = as_stored(idx.capabilities, canonical)
+        for read in await _read_back(idx, 1):
             assert [h.id for h in read] == ["rt"]
             problems = _type_problems(read[0].metadata, expected)
             assert not problems, "metadata did not round-trip:\n  " + "\n  ".join(problems)
         for code in sorted(KNOWN_DEVIATIONS):
-            if declares(capabilities, code) and as_stored(capabilities, canonical, [code]) != canonical:
+            if (
+                declares(idx.capabilities, code)
+                and as_stored(idx.capabilities, canonical, [code]) != canonical
+            ):
                 outcome.deviation(code, f"round trip reads back {expected!r}")
 
-    async def test_large_values_round_trip(
-        self,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
-    ) -> None:
+    async def test_large_values_round_trip(self, idx: IndexUnderTest) -> None:
         """A 20,000-character unicode text (under ``content``), a 200-string list, 2^53 − 1, int64 bounds."""
-        await vector_store.create_index(index_name, conformance_dimension)
+        await idx.store.create_index(idx.name, idx.dimension)
         metadata: dict[str, Any] = {
             "content": LARGE_TEXT,
             "many": [f"tag-{i}" for i in range(200)],
@@ -190,61 +174,45 @@ class MetadataRoundTripSuite:
             "tiny": 5e-324,
             "huge": 1.7976931348623157e308,
         }
-        await vector_store.upsert(index_name, [make_vector(1, conformance_dimension)], [metadata], ["large"])
-        await settle(vector_store, capabilities, index_name)
-        for read in await _read_back(vector_store, capabilities, index_name, conformance_dimension, 1):
-            problems = _type_problems(read[0].metadata, as_stored(capabilities, metadata))
+        await idx.store.upsert(idx.name, [make_vector(1, idx.dimension)], [metadata], ["large"])
+        await idx.settle()
+        for read in await _read_back(idx, 1):
+            problems = _type_problems(read[0].metadata, as_stored(idx.capabilities, metadata))
             assert not problems, "large metadata did not round-trip:\n  " + "\n  ".join(problems)
 
     @pytest.mark.parametrize(("what", "bad", "path"), [pytest.param(*case, id=case[0]) for case in _INVALID])
     async def test_invalid_metadata_is_rejected(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
-        what: str,
-        bad: dict[Any, Any],
-        path: str,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest, what: str, bad: dict[Any, Any], path: str
     ) -> None:
         """UPSERT_INVALID_METADATA naming the key path; the valid record of the same call is not written."""
         set_item(request, "invalid metadata")
-        await vector_store.create_index(index_name, conformance_dimension)
-        await vector_store.upsert(
-            index_name, [make_vector(1, conformance_dimension)], [{"keep": 1}], ["kept"]
-        )
-        await settle(vector_store, capabilities, index_name)
-        before = await _snapshot(vector_store, capabilities, index_name, conformance_dimension)
-        vectors = [make_vector(2, conformance_dimension), make_vector(3, conformance_dimension)]
+        await idx.store.create_index(idx.name, idx.dimension)
+        await idx.store.upsert(idx.name, [make_vector(1, idx.dimension)], [{"keep": 1}], ["kept"])
+        await idx.settle()
+        before = await _snapshot(idx)
+        vectors = [make_vector(2, idx.dimension), make_vector(3, idx.dimension)]
         with pytest.raises(ValidationError) as raised:
-            await vector_store.upsert(index_name, vectors, [{"fine": True}, bad], ["new", "kept"])
-        assert raised.value.id == expected_error_id(capabilities, "UPSERT", "INVALID_METADATA"), (
+            await idx.store.upsert(idx.name, vectors, [{"fine": True}, bad], ["new", "kept"])
+        assert raised.value.id == expected_error_id(idx.capabilities, "UPSERT", "INVALID_METADATA"), (
             raised.value.id
         )
         assert path in str(raised.value), f"{what}: the message must name {path!r}: {raised.value}"
         with pytest.raises(ValidationError) as updating:
-            await vector_store.update_vector(index_name, id="kept", update={"metadata": bad})
-        assert updating.value.id == expected_error_id(capabilities, "UPDATE_VECTOR", "INVALID_METADATA")
-        await settle(vector_store, capabilities, index_name)
-        assert await _snapshot(vector_store, capabilities, index_name, conformance_dimension) == before
+            await idx.store.update_vector(idx.name, id="kept", update={"metadata": bad})
+        assert updating.value.id == expected_error_id(idx.capabilities, "UPDATE_VECTOR", "INVALID_METADATA")
+        await idx.settle()
+        assert await _snapshot(idx) == before
 
-    async def test_reserved_keys_are_never_returned(
-        self,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        index_name: str,
-        conformance_dimension: int,
-    ) -> None:
+    async def test_reserved_keys_are_never_returned(self, idx: IndexUnderTest) -> None:
         """Adapters may keep ``_mastra_`` keys (an original id, key lists); callers never see them."""
-        await vector_store.create_index(index_name, conformance_dimension)
+        await idx.store.create_index(idx.name, idx.dimension)
         ids = ["plain-id", "00000000-0000-4000-8000-00000000000a", "42"]
-        vectors = [make_vector(i + 1, conformance_dimension) for i in range(3)]
-        await vector_store.upsert(index_name, vectors, [{"n": 1, "tags": []}, {"n": None}, {}], ids)
-        await vector_store.update_vector(index_name, id="42", update={"metadata": {"updated": True}})
-        await settle(vector_store, capabilities, index_name)
-        reads = await _read_back(vector_store, capabilities, index_name, conformance_dimension, 3)
-        reads.append(await vector_store.query(index_name, vectors[0], top_k=3, filter={"n": 1}))
+        vectors = [make_vector(i + 1, idx.dimension) for i in range(3)]
+        await idx.store.upsert(idx.name, vectors, [{"n": 1, "tags": []}, {"n": None}, {}], ids)
+        await idx.store.update_vector(idx.name, id="42", update={"metadata": {"updated": True}})
+        await idx.settle()
+        reads = await _read_back(idx, 3)
+        reads.append(await idx.store.query(idx.name, vectors[0], top_k=3, filter={"n": 1}))
         for read in reads:
             for hit in read:
                 reserved = [k for k in hit.metadata if k.startswith("_mastra_")]
@@ -262,38 +230,30 @@ async def _expect_rejected(
 
 
 @pytest.mark.asyncio
-class DeclaredDeviationsSuite:
+class DeclaredDeviationsSuite(VectorSuiteBase):
     """A declared deviation must be true: the behaviour it declares must actually occur."""
 
     async def test_declared_deviations_occur(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        index_name: str,
-        conformance_dimension: int,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest, outcome: Outcome
     ) -> None:
         set_item(request, "declared deviations")
-        dim = conformance_dimension
-        await vector_store.create_index(index_name, dim)
-        supported = capabilities.supported_operators
+        dim = idx.dimension
+        await idx.store.create_index(idx.name, dim)
+        supported = idx.capabilities.supported_operators
         checked: list[str] = []
 
         async def write(rid: str, metadata: dict[str, Any]) -> None:
-            await vector_store.upsert(index_name, [make_vector(len(checked) + 1, dim)], [metadata], [rid])
-            await settle(vector_store, capabilities, index_name)
+            await idx.store.upsert(idx.name, [make_vector(len(checked) + 1, dim)], [metadata], [rid])
+            await idx.settle()
 
         async def ids(flt: dict[str, Any]) -> set[str]:
-            return {
-                h.id for h in await vector_store.query(index_name, query_vector(dim), top_k=10, filter=flt)
-            }
+            return {h.id for h in await idx.store.query(idx.name, query_vector(dim), top_k=10, filter=flt)}
 
         async def metadata_of(rid: str) -> dict[str, Any]:
-            hits = await vector_store.query(index_name, query_vector(dim), top_k=10)
+            hits = await idx.store.query(idx.name, query_vector(dim), top_k=10)
             return next(h.metadata for h in hits if h.id == rid)
 
-        for deviation in capabilities.deviations:
+        for deviation in idx.capabilities.deviations:
             code = deviation.code
             if code == "exists-empty-list":
                 await write("el-empty", {"p_el": []})
@@ -315,7 +275,7 @@ class DeclaredDeviationsSuite:
                     assert await ids({"p_nest.x.y": 1}) == {"nest"}
             elif code == "string-list-only":
                 await _expect_rejected(
-                    lambda: write("numbers", {"p_list": [1, 2]}), capabilities, code, "INVALID_METADATA"
+                    lambda: write("numbers", {"p_list": [1, 2]}), idx.capabilities, code, "INVALID_METADATA"
                 )
                 await write("strings", {"p_list": ["a", "b"]})
             elif code == "no-string-ranges":
@@ -326,17 +286,17 @@ class DeclaredDeviationsSuite:
                     assert await ids({"p_n": {"$gt": 1}}) == {"range"}
             elif code == "nul-character-rejected":
                 await _expect_rejected(
-                    lambda: write("nul", {"p": "a\x00b"}), capabilities, code, "INVALID_METADATA"
+                    lambda: write("nul", {"p": "a\x00b"}), idx.capabilities, code, "INVALID_METADATA"
                 )
                 await _expect_rejected(
-                    lambda: write("nul", {"a\x00b": 1}), capabilities, code, "INVALID_METADATA"
+                    lambda: write("nul", {"a\x00b": 1}), idx.capabilities, code, "INVALID_METADATA"
                 )
             elif code == "int64-range":
                 await _expect_rejected(
-                    lambda: write("big", {"p": 2**63}), capabilities, code, "INVALID_METADATA"
+                    lambda: write("big", {"p": 2**63}), idx.capabilities, code, "INVALID_METADATA"
                 )
                 await _expect_rejected(
-                    lambda: write("big", {"p": INT64_MIN - 1}), capabilities, code, "INVALID_METADATA"
+                    lambda: write("big", {"p": INT64_MIN - 1}), idx.capabilities, code, "INVALID_METADATA"
                 )
                 await write("edge", {"p": INT64_MAX})
                 with pytest.raises(UnsupportedFilterError):
@@ -349,6 +309,6 @@ class DeclaredDeviationsSuite:
                 continue
             outcome.deviation(code, "the declared behaviour occurs")
             checked.append(code)
-        assert checked == [d.code for d in capabilities.deviations]
-        stored = {h.id for h in await vector_store.query(index_name, query_vector(dim), top_k=10)}
+        assert checked == [d.code for d in idx.capabilities.deviations]
+        stored = {h.id for h in await idx.store.query(idx.name, query_vector(dim), top_k=10)}
         assert not stored & {"numbers", "nul", "big"}, f"a rejected write was stored: {sorted(stored)}"

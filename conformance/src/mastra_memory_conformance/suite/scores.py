@@ -15,33 +15,24 @@ A metric the manifest does not declare must make ``create_index`` raise ("unsupp
 from __future__ import annotations
 
 import itertools
-from typing import Final, Literal
+from typing import Final
 
 import numpy as np
 import pytest
 
-from mastra_memory.capabilities import AdapterCapabilities
+from mastra_memory.capabilities import Metric
 from mastra_memory.errors import CapabilityError, ValidationError
 from mastra_memory.scores import exact_scores
-from mastra_memory.vector import MastraVector, QueryResult
+from mastra_memory.vector import QueryResult
 
 from ..plugin import set_item
 from ..report import Outcome
-from . import Item, declares, load, query_limit
+from . import METRICS, IndexUnderTest, Item, VectorSuiteBase, score_tolerance
 
 __all__ = ["ScoresSuite"]
 
-Metric = Literal["cosine", "euclidean", "dotproduct"]
-METRICS: Final[tuple[Metric, ...]] = ("cosine", "euclidean", "dotproduct")
-EXACT_TOLERANCE: Final = 1e-4
-LOW_PRECISION_TOLERANCE: Final = 1e-2
 RECORDS: Final = 24
 TIES: Final = ("tie-b", "tie-a", "tie-c")
-
-
-def _tolerance(capabilities: AdapterCapabilities) -> float:
-    low = declares(capabilities, "half-precision") or declares(capabilities, "quantised")
-    return LOW_PRECISION_TOLERANCE if low else EXACT_TOLERANCE
 
 
 def _data(dimension: int) -> tuple[list[Item], list[float]]:
@@ -66,32 +57,25 @@ def _ordered(hits: list[QueryResult]) -> None:
 
 
 @pytest.mark.asyncio
-class ScoresSuite:
+class ScoresSuite(VectorSuiteBase):
     """Portable scores against brute force, for each metric."""
 
     @pytest.mark.parametrize("metric", METRICS)
     async def test_scores_match_brute_force(
-        self,
-        request: pytest.FixtureRequest,
-        vector_store: MastraVector,
-        capabilities: AdapterCapabilities,
-        outcome: Outcome,
-        index_name: str,
-        conformance_dimension: int,
-        metric: Metric,
+        self, request: pytest.FixtureRequest, idx: IndexUnderTest, outcome: Outcome, metric: Metric
     ) -> None:
         set_item(request, metric)
-        items, query = _data(conformance_dimension)
-        if metric not in capabilities.metrics:
+        items, query = _data(idx.dimension)
+        if metric not in idx.capabilities.metrics:
             with pytest.raises((CapabilityError, ValidationError), match="unsupported metric"):
-                await vector_store.create_index(index_name, conformance_dimension, metric)
+                await idx.store.create_index(idx.name, idx.dimension, metric)
             outcome.unsupported(metric, f"create_index rejects the undeclared metric {metric}")
             return
-        await load(vector_store, capabilities, index_name, items, conformance_dimension, metric=metric)
-        assert (await vector_store.describe_index(index_name)).metric == metric
-        tolerance = _tolerance(capabilities)
-        top_k = query_limit(capabilities, len(items))
-        hits = await vector_store.query(index_name, query, top_k=top_k, include_vector=True)
+        await idx.load(items, metric=metric)
+        assert (await idx.store.describe_index(idx.name)).metric == metric
+        tolerance = score_tolerance(idx.capabilities)
+        top_k = idx.limit(len(items))
+        hits = await idx.store.query(idx.name, query, top_k=top_k, include_vector=True)
         assert len(hits) == top_k
 
         stored = np.array([hit.vector for hit in hits], dtype=np.float64)
@@ -124,7 +108,7 @@ class ScoresSuite:
         written = np.array([item.vector for item in items], dtype=np.float64)
         truth = exact_scores(written, np.array(query, dtype=np.float64), metric)
         fifth = float(np.sort(truth)[::-1][4])
-        best = await vector_store.query(index_name, query, top_k=5)
+        best = await idx.store.query(idx.name, query, top_k=5)
         assert len(best) == 5
         score_of = {item.id: float(s) for item, s in zip(items, truth.tolist(), strict=True)}
         for hit in best:

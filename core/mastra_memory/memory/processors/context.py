@@ -3,11 +3,43 @@ same way by every processor."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..config import MemoryConfig
-from ..processor import MEMORY_CONTEXT_KEY, _as_str, _get
+
+#: The request-context key Mastra keeps the memory context under.
+MEMORY_CONTEXT_KEY = "MastraMemory"
+
+
+def context_value(obj: Any, *names: str) -> Any:
+    """Read a key from a dict (or a ``get``-able context object) or an attribute, trying each spelling."""
+    if obj is None:
+        return None
+    for name in names:
+        if isinstance(obj, Mapping):
+            if name in obj:
+                return obj[name]
+        elif hasattr(obj, name):
+            return getattr(obj, name)
+        elif callable(getattr(obj, "get", None)):
+            # Mastra's RequestContext is a Map-like object read with get().
+            value = obj.get(name)
+            if value is not None:
+                return value
+    return None
+
+
+def nonempty_str(value: Any) -> str | None:
+    """``value`` when it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def request_memory_config(request_context: Any) -> Any:
+    """The request's ``memory_config`` (Mastra's ``requestContext.get("MastraMemory").memoryConfig``), or
+    None when the request sets none. Accepts a dict or a ``get``-able context object."""
+    return context_value(context_value(request_context, MEMORY_CONTEXT_KEY), "memory_config", "memoryConfig")
 
 
 @dataclass(frozen=True)
@@ -24,15 +56,15 @@ class MemoryContext:
         """The context, or None when the request names no thread (the processor then does nothing).
 
         An invalid ``memory_config`` raises ``ConfigError``."""
-        context = _get(request_context, MEMORY_CONTEXT_KEY)
-        thread = _get(context, "thread")
-        thread_id = _as_str(_get(thread, "id"))
+        context = context_value(request_context, MEMORY_CONTEXT_KEY)
+        thread = context_value(context, "thread")
+        thread_id = nonempty_str(context_value(thread, "id"))
         if thread_id is None:
             return None
-        resource_id = _as_str(_get(context, "resource_id", "resourceId")) or _as_str(
-            _get(thread, "resource_id", "resourceId")
+        resource_id = nonempty_str(context_value(context, "resource_id", "resourceId")) or nonempty_str(
+            context_value(thread, "resource_id", "resourceId")
         )
-        raw = _get(context, "memory_config", "memoryConfig")
+        raw = context_value(context, "memory_config", "memoryConfig")
         return cls(thread_id, resource_id, thread, None if raw is None else MemoryConfig.from_any(raw))
 
     def sets(self, field: str) -> bool:

@@ -11,10 +11,9 @@ from ...messages import MastraDBMessage, MessageInput, normalize_messages
 from ...storage import MemoryStorage
 from ..config import MemoryConfig
 from ..message_list import MessageList
-from ..processor import _get
+from ..stored_messages import messages_to_store
 from ..tokens import TokenCounter, default_token_counter, message_tokens
-from ..working_memory import messages_to_store
-from .context import MemoryContext
+from .context import MemoryContext, context_value
 
 #: Messages fetched per storage query while a token budget is being filled.
 _PAGE = 50
@@ -151,8 +150,8 @@ class MessageHistory:
     async def _ensure_thread(self, ctx: MemoryContext) -> None:
         if await self.storage.get_thread_by_id(ctx.thread_id) is not None or ctx.resource_id is None:
             return  # without a resource the write raises ThreadNotFoundError, which says what is missing
-        title = _get(ctx.thread, "title")
-        metadata = _get(ctx.thread, "metadata")
+        title = context_value(ctx.thread, "title")
+        metadata = context_value(ctx.thread, "metadata")
         await self.storage.save_thread(
             {
                 "id": ctx.thread_id,

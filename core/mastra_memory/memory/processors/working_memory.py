@@ -20,8 +20,8 @@ from ...messages import MastraDBMessage, MessageInput
 from ...storage import MemoryStorage
 from ..config import MemoryConfig, WorkingMemoryConfig, config_error, merge_config
 from ..message_list import MessageList
-from ..working_memory import WORKING_MEMORY_TOOL
-from ..working_memory import WorkingMemory as WorkingMemoryStore
+from ..stored_messages import WORKING_MEMORY_TOOL
+from ..working_memory_store import WorkingMemoryStore
 from .context import MemoryContext
 
 

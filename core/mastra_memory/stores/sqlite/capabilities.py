@@ -19,10 +19,6 @@ SQLITE_CAPABILITIES: Final = AdapterCapabilities(
     native_operators=ALL_OPERATORS,
     implicit_array_traversal=True,
     metadata_only_query=True,
-    metrics=frozenset({"cosine", "euclidean", "dotproduct"}),
-    index_types=frozenset({"flat"}),
-    update_by_filter="native",
-    delete_by_filter="native",
     deviations=(
         Deviation(
             code="nul-character-rejected",

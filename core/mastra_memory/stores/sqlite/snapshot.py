@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from ...filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Regex, Scalar
 from ...filters.evaluate import matches
+from ...filters.numbers import COMPARISONS, EXACT_FLOAT_LIMIT
 
 __all__ = ["Column", "Snapshot", "decoded", "evaluate_filter", "kind_of", "row_norms", "spare"]
 
@@ -42,8 +43,6 @@ NUMBER: Final = 4
 TEXT: Final = 5
 OTHER: Final = 6  # a list, an object, or an integer beyond float64's exact range: handled in SQL only
 
-#: Integers up to this magnitude are exact as float64, so numpy compares them as the evaluator does.
-EXACT_INT: Final = 2**53
 #: json_type names as the SQL loader reads them.
 _JSON_KINDS: Final = {"null": NULL, "true": TRUE, "false": FALSE}
 # Keys a JSON path spells the same way on every SQLite version (see translate.py): columns exist only
@@ -62,7 +61,8 @@ def kind_of(present: bool, value: Any) -> tuple[int, float, str | None]:
     if value is False:
         return FALSE, np.nan, None
     if isinstance(value, int):
-        return (NUMBER, float(value), None) if -EXACT_INT <= value <= EXACT_INT else (OTHER, np.nan, None)
+        exact = -EXACT_FLOAT_LIMIT <= value <= EXACT_FLOAT_LIMIT
+        return (NUMBER, float(value), None) if exact else (OTHER, np.nan, None)
     if isinstance(value, float):
         return NUMBER, value, None
     if isinstance(value, str):
@@ -441,13 +441,8 @@ class _Evaluator:
             number = self._number(bound)
             values_ = column.number[: self.n]
             with np.errstate(invalid="ignore"):  # NaN (not a number) compares False, as wanted
-                if op == "$gt":
-                    return values_ > number
-                if op == "$gte":
-                    return values_ >= number
-                if op == "$lt":
-                    return values_ < number
-                return values_ <= number
+                compared: npt.NDArray[np.bool_] = COMPARISONS[op](values_, number)
+                return compared
         if op == "$exists":
             present: npt.NDArray[np.bool_] = column.kind[: self.n] != MISSING
             return present if value is True else ~present
@@ -481,7 +476,7 @@ class _Evaluator:
     def _number(value: Scalar) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _InSQL  # pragma: no cover - the parser gives numbers here
-        if isinstance(value, int) and not -EXACT_INT <= value <= EXACT_INT:
+        if isinstance(value, int) and not -EXACT_FLOAT_LIMIT <= value <= EXACT_FLOAT_LIMIT:
             raise _InSQL
         return float(value)
 

@@ -23,9 +23,10 @@ from collections.abc import Coroutine, Mapping, Sequence
 from sqlite3 import Connection
 from typing import Any, TypeVar
 
-from ...errors import MastraMemoryError, StorageError, error_id
+from ...filters.numbers import EXACT_FLOAT_LIMIT
 from ...messages import MastraDBMessage, epoch_ms
 from ...storage import (
+    BackendErrors,
     Candidate,
     ListMessagesQuery,
     ListThreadsQuery,
@@ -45,7 +46,6 @@ __all__ = ["SQLiteStorage"]
 T = TypeVar("T")
 
 STORE = "SQLITE"
-_INT53 = 2**53
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS mastra_threads (
@@ -105,7 +105,7 @@ def _metadata_prefilter(
         elif isinstance(value, str):
             clauses.append(f"json_type({column}, ?) = 'text' AND json_extract({column}, ?) = ?")
             params += [path, path, value]
-        elif isinstance(value, int) and abs(value) > _INT53:
+        elif isinstance(value, int) and abs(value) > EXACT_FLOAT_LIMIT:
             clauses.append(f"json_type({column}, ?) IN ('integer', 'real')")
             params.append(path)
         else:
@@ -167,19 +167,20 @@ class SQLiteStorage(MemoryStorage):
             self._ensure_schema(conn)
             return _run_to_completion(work(conn))
 
-        try:
-            if write:
-                return await self._conn.transaction(run)
-            return await self._conn.run(run)
-        except MastraMemoryError:
-            raise
-        except (sqlite3.Error, OSError) as exc:
-            raise StorageError(
-                f"SQLite {operation.lower().replace('_', ' ')} failed: {exc}; check that {self._conn.path} "
-                "is writable and not corrupted",
-                id=error_id("STORAGE", STORE, operation, "FAILED"),
-                details={"path": self._conn.path},
-            ) from exc
+        if write:
+            return await self._conn.transaction(run)
+        return await self._conn.run(run)
+
+    def _backend_errors(self) -> BackendErrors:
+        # A file has no connection to lose: every failure is ..._FAILED (docs/spec.md §4.2).
+        path = self._conn.path
+        return BackendErrors(
+            database="SQLite",
+            types=(sqlite3.Error, OSError),
+            where=path,
+            details={"path": path},
+            hint=f"check that {path} is writable and not corrupted",
+        )
 
     async def close(self) -> None:
         """Close the connection. A closed storage reopens on next use (``:memory:`` starts empty)."""

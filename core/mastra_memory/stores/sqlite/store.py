@@ -25,8 +25,8 @@ the snapshots.
 Manifest. ``SQLITE_CAPABILITIES`` is declared in ``capabilities.py`` (docs/spec.md §2.9) and re-exported
 here.
 
-Size. Over 500 lines: the snapshot cache, its invalidation and the exact scorer are one mechanism whose
-invariants (generation token read in the same transaction as the rows) are easiest to check in one file.
+The snapshot cache and its invalidation stay in this module: their invariant (the generation token read in
+the same transaction as the rows) is easiest to check in one place. The exact scorer is ``search.py``.
 """
 
 from __future__ import annotations
@@ -46,18 +46,19 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
-from ...errors import MastraMemoryError, ValidationError
+from ...errors import ValidationError
 from ...filters.ast import Node
-from ...vector import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, MastraVector, QueryResult
-from ...vector.base import _parsed
+from ...filters.numbers import in_int64
+from ...vector.base import MastraVector, Matrix, Metadata, Vector, _parsed
+from ...vector.metadata import first_problem
+from ...vector.records import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, QueryResult
 from ...vector.sql_translate import IDENTIFIER
 from .capabilities import SQLITE_CAPABILITIES
 from .connection import SQLiteConnection
+from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_URL, SQLiteSettings
 from .snapshot import Snapshot, decoded, evaluate_filter, spare
 from .translate import (
-    INT64_MAX,
-    INT64_MIN,
     SqlFragment,
     SQLiteFilterTranslator,
     register_sql_functions,
@@ -73,8 +74,6 @@ T = TypeVar("T")
 REGISTRY: Final = "mastra_vector_indexes"
 TABLE_PREFIX: Final = "mastra_vectors__"
 _FLOAT32: Final = np.dtype("<f4")
-# Rows scored per numpy call: bounds the temporaries of one scoring step.
-_SCORE_CHUNK: Final = 8192
 # Query options of ANN indexes; exact search already returns the exact answer, so they change nothing.
 _ANN_QUERY_OPTIONS: Final = frozenset({"ef", "probes"})
 
@@ -115,36 +114,24 @@ def _from_blob(blob: bytes) -> list[float]:
     return [float(x) for x in np.frombuffer(blob, dtype=_FLOAT32)]
 
 
-def _not_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def _storable_problem(value: Any, path: str) -> str | None:
-    """Why SQLite could not store and filter ``value`` exactly (None if it can); ``path`` names the key."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return f"{path}: strings containing U+0000 cannot be filtered in SQLite"
-        if _not_utf8(value):
-            return f"{path}: strings with unpaired surrogates cannot be stored"
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+    """Why SQLite could not store and filter the scalar or key ``value`` exactly (None if it can); ``path``
+    names it.
+
+    The one definition of the store's metadata rules (declared deviations nul-character-rejected and
+    int64-range), run over every key and scalar by the shared validation through
+    :meth:`SQLiteVector._metadata_problem`."""
+    if isinstance(value, str) and "\x00" in value:  # text that is not Unicode never gets here (§3.6)
+        return f"{path}: strings containing U+0000 cannot be filtered in SQLite"
+    if isinstance(value, int) and not isinstance(value, bool) and not in_int64(value):
         return f"{path}: integer {value} is outside the signed 64-bit range SQLite stores exactly"
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _storable_problem(item, f"{path}[{i}]")
-            if problem:
-                return problem
-    if isinstance(value, dict):
-        for key, item in value.items():
-            child = f"{path}.{key}"
-            problem = _storable_problem(key, f"{child} (key)") or _storable_problem(item, child)
-            if problem:
-                return problem
     return None
+
+
+def _metadata_json(metadata: Mapping[str, Any]) -> str:
+    """Metadata as stored: unescaped UTF-8 keeps every key spelled as is, which the translator's JSON
+    paths rely on (what SQLite cannot hold was refused by the shared validation)."""
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 class SQLiteVector(MastraVector):
@@ -278,41 +265,23 @@ class SQLiteVector(MastraVector):
 
     # --- validation specific to SQLite ---------------------------------------------------------
 
+    @staticmethod
     def _rows(
-        self,
-        operation: str,
-        ids: Sequence[str],
-        vectors: npt.NDArray[np.float64],
-        metadata: Sequence[Mapping[str, Any]],
+        ids: Sequence[str], vectors: Matrix, metadata: Sequence[Mapping[str, Any]]
     ) -> list[tuple[str, bytes, str]]:
-        """(id, float32 blob, JSON text) per record, or the typed error for what SQLite cannot hold."""
-        with np.errstate(over="ignore"):  # an overflow becomes inf, which is reported just below
-            as_float32 = vectors.astype(_FLOAT32)
-        bad = np.argwhere(~np.isfinite(as_float32))
-        if bad.size:
-            i, j = (int(x) for x in bad[0])
-            raise self._error(
-                ValidationError, operation, "INVALID_VECTOR",
-                f"vector [{i}][{j}] = {vectors[i, j]!r} is outside the float32 range the store keeps",
-            )  # fmt: skip
-        rows = []
-        for i, (rid, meta) in enumerate(zip(ids, metadata, strict=True)):
-            if _not_utf8(rid):
-                raise self._error(
-                    ValidationError, operation, "INVALID_ID",
-                    f"ids must be non-empty strings that encode as UTF-8 (ids[{i}] = {rid!r})",
-                )  # fmt: skip
-            rows.append(
-                (rid, as_float32[i].tobytes(), self._metadata_json(operation, meta, f"metadata[{i}]"))
-            )
-        return rows
+        """(id, float32 blob, JSON text) per record. The shared validation refused what SQLite cannot hold:
+        ids that are not Unicode text, values beyond float32, metadata of :func:`_storable_problem`."""
+        as_float32 = vectors.astype(_FLOAT32)
+        return [
+            (rid, as_float32[i].tobytes(), _metadata_json(meta))
+            for i, (rid, meta) in enumerate(zip(ids, metadata, strict=True))
+        ]
 
-    def _metadata_json(self, operation: str, metadata: Mapping[str, Any], where: str) -> str:
-        problem = _storable_problem(dict(metadata), where)
-        if problem:
-            raise self._error(ValidationError, operation, "INVALID_METADATA", problem)
-        # Unescaped UTF-8 keeps every key spelled as is, which the translator's JSON paths rely on.
-        return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    def _metadata_problem(self, metadata: dict[str, Any], record_id: str | None = None) -> str | None:
+        """What SQLite cannot store and filter exactly (U+0000, integers beyond int64), judged by the shared
+        validation before any I/O, so ``Memory`` refuses such a message before storing it (docs/spec.md
+        §3.6, §5.4)."""
+        return first_problem(metadata, _storable_problem)
 
     # --- hooks: indexes ------------------------------------------------------------------------
 
@@ -325,25 +294,13 @@ class SQLiteVector(MastraVector):
         metadata_indexes: list[str],
         options: dict[str, Any],
     ) -> None:
-        if options:
-            raise self._error(
-                ValidationError, "CREATE_INDEX", "INVALID_ARGS",
-                f"unknown create_index options {sorted(options)} for sqlite (it takes none)",
-            )  # fmt: skip
         tuning = config.model_dump(exclude_none=True, exclude={"type", "metric"})
         table = _table(name)
 
         def create(conn: sqlite3.Connection) -> None:
             row = conn.execute(f"SELECT dimension, metric FROM {REGISTRY} WHERE name = ?", (name,)).fetchone()
             if row is not None:
-                self._check_dimension("CREATE_INDEX", name, int(row[0]), dimension)
-                if row[1] != metric:
-                    logger.warning(
-                        "index %r already exists with metric %r; keeping it (asked for %r)",
-                        name,
-                        row[1],
-                        metric,
-                    )
+                self._keep_existing(name, int(row[0]), row[1], dimension, metric)
             else:
                 # A table without a registry row is a leftover; the registry is the source of truth.
                 self._snapshots.pop(name, None)
@@ -405,10 +362,8 @@ class SQLiteVector(MastraVector):
     # the snapshot with exactly the rows it touched (their seqs from RETURNING), so the next query
     # reuses the matrix instead of reloading it.
 
-    async def _upsert(
-        self, name: str, ids: list[str], vectors: npt.NDArray[np.float64], metadata: list[dict[str, Any]]
-    ) -> None:
-        rows = self._rows("UPSERT", ids, vectors, metadata)
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
+        rows = self._rows(ids, vectors, metadata)
         table = _table(name)
         # An upsert keeps a row's seq (its slot in the snapshot): INSERT OR REPLACE would delete the row
         # and give it a new one.
@@ -434,56 +389,37 @@ class SQLiteVector(MastraVector):
         await self._write(upsert)
 
     async def _update_by_id(
-        self, name: str, id: str, vector: npt.NDArray[np.float64] | None, metadata: dict[str, Any] | None
+        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
-        await self._update(name, "id = :m_id", {"m_id": id}, vector, metadata)
+        await self._update(name, SqlFragment("id = :m_id", {"m_id": id}), vector, metadata)
 
     async def _update_by_filter(
-        self,
-        name: str,
-        native_filter: Any,
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
     ) -> None:
-        fragment = self._fragment(native_filter)
-        await self._update(name, fragment.sql, dict(fragment.params), vector, metadata)
+        await self._update(name, self._fragment(native_filter), vector, metadata)
 
     async def _update(
-        self,
-        name: str,
-        where: str,
-        params: dict[str, Any],
-        vector: npt.NDArray[np.float64] | None,
-        metadata: dict[str, Any] | None,
+        self, name: str, where: SqlFragment, vector: Vector | None, metadata: Metadata | None
     ) -> None:
+        """Set the new vector and/or metadata of the rows ``where`` selects, and patch the snapshot."""
         op = "UPDATE_VECTOR"
-        assignments = []
-        values = dict(params)
+        columns: dict[str, Any] = {}  # column -> its new value, bound as :m_<column>
         if vector is not None:
-            with np.errstate(over="ignore"):
-                fits = bool(np.isfinite(vector.astype(_FLOAT32)).all())
-            if not fits:
-                raise self._error(
-                    ValidationError,
-                    op,
-                    "INVALID_VECTOR",
-                    "vector [0][j]: outside the float32 range the store keeps",
-                )
-            assignments.append("vector = :m_vector")
-            values["m_vector"] = _blob(vector)
+            columns["vector"] = _blob(vector)
         if metadata is not None:
-            assignments.append("metadata = :m_metadata")
-            values["m_metadata"] = self._metadata_json(op, metadata, "metadata")
+            columns["metadata"] = _metadata_json(metadata)
+        values = {**where.params, **{f"m_{column}": value for column, value in columns.items()}}
+        assignments = ", ".join(f"{column} = :m_{column}" for column in columns)
         table = _table(name)
-        new_vector = None if vector is None else np.frombuffer(values["m_vector"], dtype=_FLOAT32)
-        new_metadata = None if metadata is None else decoded(values["m_metadata"])
+        new_vector = None if vector is None else np.frombuffer(columns["vector"], dtype=_FLOAT32)
+        new_metadata = None if metadata is None else decoded(columns["metadata"])
 
         def update(conn: sqlite3.Connection) -> None:
             index = self._index_row(conn, op, name)
             if vector is not None:
                 self._check_dimension(op, name, index.dimension, vector.shape[0])
             ours = self._ours(name, index)
-            sql = f"UPDATE {table} SET {', '.join(assignments)} WHERE {where} RETURNING seq"
+            sql = f"UPDATE {table} SET {assignments} WHERE {where.sql} RETURNING seq"
             seqs = np.sort(np.asarray([s for (s,) in conn.execute(sql, values)], dtype=np.int64))
             if seqs.size:
                 self._changed(
@@ -523,7 +459,7 @@ class SQLiteVector(MastraVector):
     async def _query(
         self,
         name: str,
-        vector: npt.NDArray[np.float64] | None,
+        vector: Vector | None,
         top_k: int,
         native_filter: Any,
         include_vector: bool,
@@ -576,8 +512,8 @@ class SQLiteVector(MastraVector):
         rows = self._matching_slots(conn, name, snapshot, fragment)
         if rows.size == 0:
             return []
-        scores = self._scores(snapshot, rows, vector, index.metric)
-        chosen, chosen_scores = _top_k(rows, scores, snapshot.ids, top_k)
+        scores = exact_scores(snapshot, rows, vector, index.metric)
+        chosen, chosen_scores = top_k_rows(rows, scores, snapshot.ids, top_k)
         metadata = self._metadata_of(conn, name, snapshot.seqs[chosen])
         return [
             QueryResult(
@@ -604,46 +540,6 @@ class SQLiteVector(MastraVector):
         return snapshot.slots_of(np.sort(seqs))
 
     @staticmethod
-    def _scores(
-        snapshot: Snapshot,
-        rows: npt.NDArray[np.int64],
-        vector: npt.NDArray[np.float64],
-        metric: Metric,
-    ) -> npt.NDArray[np.float64]:
-        """Portable scores of ``rows``, computed in float32 against the float32 matrix.
-
-        The stored vectors are float32 anyway; float32 arithmetic keeps scores within ~1e-6 of a float64
-        recomputation while avoiding a float64 copy of the matrix on every query (about 30x faster).
-        """
-        query = vector.astype(_FLOAT32)
-        n = snapshot.n
-        if metric == "euclidean":
-            parts = []
-            for start in range(0, rows.size, _SCORE_CHUNK):  # bounds the temporaries of block - query
-                block = snapshot.matrix[rows[start : start + _SCORE_CHUNK]]
-                parts.append(
-                    np.asarray(1.0 / (1.0 + np.linalg.norm(block - query, axis=1)), dtype=np.float64)
-                )
-            return np.concatenate(parts)
-        if rows.size * 2 >= n:
-            # Most rows: one contiguous matrix-vector product beats gathering the rows first.
-            dots = (snapshot.matrix[:n] @ query)[rows] if rows.size != n else snapshot.matrix[:n] @ query
-        else:
-            # A few rows: einsum rather than BLAS, whose thread wake-ups cost more than the product
-            # itself on a busy machine (measured 2-6 ms p50 against 0.2 ms for 2,000 rows).
-            dots = np.empty(rows.size, dtype=_FLOAT32)
-            for start in range(0, rows.size, _SCORE_CHUNK):  # bounds the gathered copy
-                block = snapshot.matrix[rows[start : start + _SCORE_CHUNK]]
-                dots[start : start + _SCORE_CHUNK] = np.einsum("ij,j->i", block, query)
-        if metric == "dotproduct":
-            return dots.astype(np.float64)
-        denom = snapshot.norms[rows] * np.float32(np.linalg.norm(query))
-        cosine = np.zeros(rows.size, dtype=_FLOAT32)  # a zero-norm row scores 0
-        np.divide(dots, denom, out=cosine, where=denom > 0)
-        np.clip(cosine, -1, 1, out=cosine)
-        return cosine.astype(np.float64)
-
-    @staticmethod
     def _metadata_of(conn: sqlite3.Connection, name: str, seqs: npt.NDArray[np.int64]) -> dict[int, Any]:
         wanted = json.dumps([int(s) for s in seqs])
         sql = f"SELECT seq, metadata FROM {_table(name)} WHERE seq IN (SELECT value FROM json_each(?))"
@@ -661,28 +557,4 @@ class SQLiteVector(MastraVector):
         return translate_cached(node, translator)
 
     def _fragment(self, native_filter: Any) -> SqlFragment:
-        if not isinstance(native_filter, SqlFragment):
-            raise MastraMemoryError(
-                f"sqlite expected a translated SqlFragment, got {type(native_filter).__name__}"
-            )
-        return native_filter
-
-
-def _top_k(
-    rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], ids: Sequence[str], k: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """The ``k`` best rows by (score descending, id ascending) and their scores.
-
-    Every row scoring at least the k-th best score is a candidate, so records tied at the cut-off all
-    compete on id and the selection equals a full sort's first ``k``.
-    """
-    n = scores.size
-    if k < n:
-        cutoff = np.partition(scores, n - k)[n - k]
-        candidates = np.flatnonzero(scores >= cutoff)
-    else:
-        candidates = np.arange(n)
-    # Usually about k candidates: ids compare in code-point order, as the portable tie-break wants.
-    order = sorted(candidates.tolist(), key=lambda c: (-scores[c], ids[int(rows[c])]))[:k]
-    picked = np.asarray(order, dtype=np.int64)
-    return rows[picked], scores[picked]
+        return self._native(native_filter, SqlFragment)

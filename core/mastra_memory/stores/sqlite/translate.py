@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ...filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar
+from ...filters.numbers import in_int64
 from ...filters.regex import compile_regex
 from ...vector.sql_translate import IDENTIFIER, SqlFilterTranslator
 from .capabilities import SQLITE_CAPABILITIES
@@ -53,9 +54,6 @@ REGEXP_FUNCTION: Final = "mastra_regexp"
 # Characters a JSON writer escapes: a path label containing them is compared escaped by SQLite < 3.45
 # and decoded by later versions, so they are looked up through json_each, which always decodes.
 _ESCAPED_IN_JSON: Final = re.compile(r'["\\\x00-\x1f]')
-#: The signed 64-bit range SQLite stores integers in exactly (store.py rejects metadata beyond it).
-INT64_MIN: Final = -(2**63)
-INT64_MAX: Final = 2**63 - 1
 # Up to this many values of one type are bound one by one (`IN (:a, :b)`); longer lists travel as one
 # JSON array parameter, so no list can exceed SQLite's limit on bound parameters.
 _INLINE_LIST_LIMIT: Final = 32
@@ -252,6 +250,10 @@ class SQLiteFilterTranslator(SqlFilterTranslator[SqlFragment, _Loc]):
     """
 
     capabilities = SQLITE_CAPABILITIES
+    # The shared walk's fragment type and boolean connectives.
+    _make = SqlFragment
+    _join = staticmethod(_join)
+    _negate = staticmethod(_not)
     placeholder = ":{}"
     false_sql = "0"
 
@@ -283,15 +285,6 @@ class SQLiteFilterTranslator(SqlFilterTranslator[SqlFragment, _Loc]):
         return self._fragment(self._some(node.path, matches, expand=True))
 
     # --- hooks of the shared walk ------------------------------------------------------------------
-
-    def _make(self, sql: str, params: Mapping[str, Any]) -> SqlFragment:
-        return SqlFragment(sql, params)
-
-    def _join(self, operator: str, parts: Sequence[str]) -> str:
-        return _join(operator, parts)
-
-    def _negate(self, sql: str) -> str:
-        return _not(sql)
 
     def _elements_from(self, loc: _Loc, alias: str) -> str:
         return f"{loc.elements()} AS {alias}"
@@ -469,7 +462,7 @@ class SQLiteFilterTranslator(SqlFilterTranslator[SqlFragment, _Loc]):
     def _number(self, node: Node, value: Scalar | tuple[Scalar, ...]) -> int | float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"not a number: {value!r}")  # pragma: no cover - the parser guarantees it
-        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        if isinstance(value, int) and not in_int64(value):
             # SQLite holds such a number only as a float: exact when the float is the same number.
             as_float = float(value)
             if int(as_float) != value:

@@ -15,7 +15,7 @@ from typing import Any
 
 from mastra_memory.errors import ThreadOwnershipError, ValidationError
 from mastra_memory.memory import Memory, SaveResult
-from mastra_memory.memory.formatting import HEADER
+from mastra_memory.memory.recall.formatting import HEADER
 from mastra_memory.messages import DataPart, MastraDBMessage
 from pydantic_ai.messages import (
     ModelMessage,

@@ -1,0 +1,119 @@
+"""How the conformance kit obtains a live MongoDB (``pytest --pyargs mastra_memory_conformance --target …``).
+
+=======================  ======  ==================================================================
+target                   kind    backend
+=======================  ======  ==================================================================
+``mongodb-url``          url     an existing MongoDB or Atlas cluster named by
+                                 ``MASTRA_MEMORY_TEST_MONGODB_URI`` (search mode ``auto``)
+``mongodb-atlas-local``  docker  ``mongodb/mongodb-atlas-local`` from the kit's pinned compose file:
+                                 ``mongod`` with ``mongot``, real ``$vectorSearch`` (search mode
+                                 ``atlas``)
+``mongodb-ferretdb``     native  FerretDB v1 over SQLite, built from the Go module proxy by
+                                 :mod:`mastra_memory_mongodb.testing.ferretdb` (``dialect="ferretdb"``,
+                                 exact search)
+=======================  ======  ==================================================================
+
+Every provisioning uses a database of its own (``conformance_<8 hex>``), vector store and storage alike.
+The kit finds them through the entry point ``mongodb`` of the group ``mastra_memory_conformance``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from mastra_memory_conformance.docker import docker_target
+from mastra_memory_conformance.hookspecs import hookimpl
+from mastra_memory_conformance.targets import (
+    URL_ENV_VARS,
+    ConformanceTarget,
+    RegisterConformanceTarget,
+    TargetSettings,
+    TargetUnavailable,
+)
+
+__all__ = ["URL_ENV", "ferretdb_target", "register_conformance_targets"]
+
+URL_ENV: Final = URL_ENV_VARS.get("mongodb", "MASTRA_MEMORY_TEST_MONGODB_URI")
+DIMENSION: Final = 8
+
+
+def _database() -> str:
+    return f"conformance_{uuid.uuid4().hex[:8]}"
+
+
+def _settings(url: str, db_name: str, **extra: Any) -> dict[str, Any]:
+    return {"url": url, "db_name": db_name, **extra}
+
+
+def ferretdb_target() -> ConformanceTarget:
+    """``mongodb-ferretdb``: a fresh FerretDB v1 per provisioning, vector store and storage."""
+
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        from .ferretdb import ferretdb_server
+
+        with ferretdb_server(tmp) as uri:
+            db_name = _database()
+            settings = _settings(uri, db_name, dialect="ferretdb", search_mode="exact")
+            yield TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
+
+    from .ferretdb import FERRETDB_VERSION
+
+    return ConformanceTarget(
+        name="mongodb-ferretdb",
+        adapter="mongodb",
+        kind="native",
+        provision=provision,
+        description=f"FerretDB {FERRETDB_VERSION} (MongoDB wire protocol over SQLite) built from the Go "
+        "module proxy; exact search, dialect ferretdb",
+        has_storage=True,
+    )
+
+
+def _url_target() -> ConformanceTarget:
+    @contextmanager
+    def provision(tmp: Path) -> Iterator[TargetSettings]:
+        url = os.environ.get(URL_ENV, "").strip()
+        if not url:
+            raise TargetUnavailable(
+                f"{URL_ENV} is not set; set it to the connection string of a MongoDB or Atlas cluster"
+            )
+        settings = _settings(url, _database())
+        yield TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
+
+    return ConformanceTarget(
+        name="mongodb-url",
+        adapter="mongodb",
+        kind="url",
+        provision=provision,
+        description=f"an existing MongoDB or Atlas cluster named by {URL_ENV} (a fresh database per run)",
+        has_storage=True,
+    )
+
+
+def _atlas_local_target() -> ConformanceTarget:
+    db_name = _database()
+    return docker_target(
+        "mongodb",
+        "mongodb",
+        name="mongodb-atlas-local",
+        vector_settings=lambda url: _settings(url, db_name, search_mode="atlas"),
+        storage_settings=lambda url: _settings(url, db_name),
+        options={"dimension": DIMENSION},
+        description="mongodb/mongodb-atlas-local (mongod with mongot: $vectorSearch) from the kit's pinned "
+        "docker-compose.yml",
+    )
+
+
+@hookimpl
+def register_conformance_targets(register: RegisterConformanceTarget) -> None:
+    """Register the MongoDB targets, most real first: ``mongodb-url``, ``mongodb-atlas-local`` and
+    ``mongodb-ferretdb``."""
+    register(_url_target())
+    register(_atlas_local_target())
+    register(ferretdb_target())

@@ -1,0 +1,220 @@
+"""The semantic search of recall (docs/spec.md §5.3 step 7, §6.2 steps 4-6), shared by both paths.
+
+:func:`recall_filter` combines the scope (``thread_id`` or ``resource_id``) with the configuration's
+already parsed ``semantic_recall.filter`` into one AST node; :func:`search_messages` embeds the query's
+chunks, has the vector store translate that node once, queries every chunk embedding concurrently with
+it, keeps the best score per message and applies the threshold. :func:`search_resource_messages` is
+``Memory.search_messages``: the same search scoped to a resource, its hits read back from storage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from ...errors import FilterError, IndexNotFoundError
+from ...filters import And, Comparison, Node
+from ...messages import MastraDBMessage
+from ...storage import MemoryStorage
+from ...vector import QueryResult
+from ..config import Scope, SemanticRecallConfig
+from ..index.chunking import chunk_text
+from ..index.indexer import MessageIndexer
+from ..results import Usage, usage
+
+# The zero-vector warning keeps the logger of the write path (docs/spec.md §5.4 names it).
+logger = logging.getLogger("mastra_memory.indexing")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One semantic match: the message it belongs to, its best score and the thread it was found in."""
+
+    message_id: str
+    thread_id: str | None
+    score: float
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """What one search found (best first), the index it searched, and provider-reported tokens."""
+
+    hits: list[Hit]
+    index_name: str | None
+    usage_tokens: int | None
+
+
+def recall_filter(
+    scope: Scope, thread_id: str, resource_id: str | None, config: SemanticRecallConfig
+) -> Node:
+    """``resource_id == <resource>`` in resource scope, else ``thread_id == <thread>``, AND the configured
+    filter (docs/spec.md §5.3 step 7.3): one node built from the configuration's parsed filter, nothing
+    parsed again.
+
+    The caller has checked that resource scope has a ``resource_id`` (docs/spec.md §5.3 step 6, §6.2 step 3).
+    """
+    field, value = ("resource_id", resource_id) if scope == "resource" else ("thread_id", thread_id)
+    if isinstance(value, str) and not _is_unicode(value):  # what parsing a filter would have refused
+        raise FilterError(
+            [f"Invalid string: {field} (unpaired surrogate; filter text must be valid Unicode)"]
+        )
+    comparison = Comparison((field,), "$eq", value)
+    user = config.filter_node
+    return comparison if user is None else And((comparison, user))
+
+
+async def search_messages(
+    indexer: MessageIndexer,
+    query: str,
+    *,
+    top_k: int,
+    flt: Node,
+    threshold: float | None,
+) -> SearchResult:
+    """Embed each chunk of ``query``, query concurrently, keep the best score per message, apply
+    ``threshold`` (``score >= threshold``). docs/spec.md §5.3 step 7.
+
+    ``flt`` (from :func:`recall_filter`) is translated once for all the chunk queries.
+    """
+    chunks = chunk_text(query, indexer.chunk_size)
+    if not chunks:
+        return SearchResult([], None, None)
+    embeddings, usage = await indexer.embed(chunks)
+    dimension = len(embeddings[0])
+    name = await indexer.ensure_index(dimension)
+    skipped = await indexer.undirected(name, embeddings)
+    if skipped:
+        # A query without direction is similar to nothing on a cosine index (docs/spec.md §3.3, §5.4).
+        logger.warning(
+            "embedder %s returned a zero vector for %d of %d chunk(s) of the recall query; the cosine "
+            "index %r cannot be searched with it, so those chunks find nothing",
+            getattr(indexer.embedder, "model_id", "?"),
+            len(skipped),
+            len(embeddings),
+            name,
+        )
+        dropped = set(skipped)
+        embeddings = [e for i, e in enumerate(embeddings) if i not in dropped]
+        if not embeddings:
+            return SearchResult([], name, usage)
+    vector = indexer.vector
+    translated = vector.prepare_filter(flt)  # once per search, not once per chunk query
+
+    async def query_all(index: str) -> list[list[QueryResult]]:
+        return await asyncio.gather(
+            *(vector.query(index, emb, top_k=top_k, filter=translated) for emb in embeddings)
+        )
+
+    try:
+        results = await query_all(name)
+    except IndexNotFoundError:
+        name = await indexer.ensure_index(dimension, again=True)
+        results = await query_all(name)
+    return SearchResult(_best_hits(results, threshold), name, usage)
+
+
+def _best_hits(results: list[list[QueryResult]], threshold: float | None) -> list[Hit]:
+    """The union of every chunk's hits, best score per message, best first (docs/spec.md §5.3 step 7.5)."""
+    best: dict[str, Hit] = {}
+    for hits in results:
+        for r in hits:
+            message_id = r.metadata.get("message_id")
+            if not isinstance(message_id, str):
+                continue
+            current = best.get(message_id)
+            if current is None or r.score > current.score:
+                thread_id = _thread_of(r.metadata)
+                best[message_id] = Hit(message_id, thread_id, r.score)
+    ordered = sorted(best.values(), key=lambda h: (-h.score, h.message_id))
+    if threshold is not None:
+        ordered = [h for h in ordered if h.score >= threshold]
+    return ordered
+
+
+def _thread_of(metadata: Mapping[str, Any]) -> str | None:
+    thread_id = metadata.get("thread_id")
+    return thread_id if isinstance(thread_id, str) else None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# --- search over a resource's messages, without a thread (Memory.search_messages) -----------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class MessageSearchHit(_Model):
+    """One message :meth:`Memory.search_messages` found, with its best score (docs/spec.md §5.10)."""
+
+    message: MastraDBMessage
+    score: float
+    thread_id: str
+
+
+class MessageSearchResult(_Model):
+    """What :meth:`Memory.search_messages` returns: hits best first, the index searched, embedding usage."""
+
+    hits: list[MessageSearchHit]
+    index_name: str | None = None
+    usage: Usage | None = None
+
+    @property
+    def messages(self) -> list[MastraDBMessage]:
+        """The messages of :attr:`hits`, best first."""
+        return [h.message for h in self.hits]
+
+
+def resource_search_filter(
+    resource_id: str, thread_id: str | None, config_node: Node | None, call_node: Node | None
+) -> Node:
+    """``resource_id == <resource>`` [AND ``thread_id == <thread>``] AND the configured AND the call's
+    filter: the scope is a conjunct, so no filter can widen the search to another resource."""
+    parts: list[Node] = [Comparison(("resource_id",), "$eq", resource_id)]
+    if thread_id is not None:
+        parts.append(Comparison(("thread_id",), "$eq", thread_id))
+    parts.extend(n for n in (config_node, call_node) if n is not None)
+    return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+async def search_resource_messages(
+    storage: MemoryStorage,
+    indexer: MessageIndexer,
+    query: str,
+    *,
+    resource_id: str,
+    thread_id: str | None,
+    flt: Node,
+    top_k: int,
+    threshold: float | None,
+) -> MessageSearchResult:
+    """Search, then read the hits' messages from storage and keep only those the resource (and thread,
+    when given) owns now: storage is the source of truth, so a vector with stale metadata (a message
+    since moved or deleted) never leaks a message of another resource."""
+    found = await search_messages(indexer, query, top_k=top_k, flt=flt, threshold=threshold)
+    stored = (
+        {m.id: m for m in await storage.list_messages_by_id([h.message_id for h in found.hits])}
+        if found.hits
+        else {}
+    )
+    hits = [
+        MessageSearchHit(message=m, score=h.score, thread_id=m.thread_id)
+        for h in found.hits
+        if (m := stored.get(h.message_id)) is not None
+        and m.resource_id == resource_id
+        and (thread_id is None or m.thread_id == thread_id)
+    ]
+    return MessageSearchResult(hits=hits, index_name=found.index_name, usage=usage(found.usage_tokens))
