@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mastra_memory.capabilities import Metric
 
@@ -64,6 +64,18 @@ class Hit:
     score: float
     payload: dict[str, Any]
     vector: list[float] | None
+
+    @classmethod
+    def of(cls, point_id: str, point: Any, with_vector: bool) -> Hit:
+        """The hit of an engine's scored point (qdrant-client's and the edge engine's both carry
+        ``score``, ``payload`` and ``vector``)."""
+        stored = point.vector if with_vector else None
+        return cls(
+            point_id=point_id,
+            score=float(point.score),
+            payload=dict(point.payload or {}),
+            vector=[float(x) for x in cast(list[float], stored)] if stored is not None else None,
+        )
 
 
 class QdrantBackend(ABC):

@@ -135,18 +135,7 @@ class ClientBackend(QdrantBackend):
             with_vectors=with_vector,
             search_params=models.SearchParams(hnsw_ef=ef, exact=exact) if self.payload_indexes else None,
         )
-        hits = []
-        for point in response.points:
-            stored = point.vector if with_vector else None
-            hits.append(
-                Hit(
-                    point_id=_point_id(point.id),
-                    score=float(point.score),
-                    payload=dict(point.payload or {}),
-                    vector=[float(x) for x in cast(list[float], stored)] if stored is not None else None,
-                )
-            )
-        return hits
+        return [Hit.of(_point_id(point.id), point, with_vector) for point in response.points]
 
     async def scroll(
         self, name: str, flt: QFilter | None, limit: int, offset: Any

@@ -364,18 +364,7 @@ class EdgeBackend(QdrantBackend):
             params=qe.SearchParams(hnsw_ef=ef, exact=exact),
         )
         points = await self._run(name, lambda shard: shard.query(request))
-        hits = []
-        for point in points:
-            stored = point.vector if with_vector else None
-            hits.append(
-                Hit(
-                    point_id=str(point.id),
-                    score=float(point.score),
-                    payload=dict(point.payload or {}),
-                    vector=[float(x) for x in cast(list[float], stored)] if stored is not None else None,
-                )
-            )
-        return hits
+        return [Hit.of(str(point.id), point, with_vector) for point in points]
 
     async def scroll(
         self, name: str, flt: QFilter | None, limit: int, offset: Any
