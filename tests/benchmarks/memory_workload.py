@@ -525,7 +525,7 @@ def _bounded_run(cmd: Sequence[str], *, timeout: float, **kwargs: Any) -> subpro
 
     ``subprocess.run(timeout=...)`` SIGKILLs the child, so a worker never reaches the ``finally`` that
     stops the server its target started (servers run in their own session, see the kit's
-    ``servers/process.py``), and the server stays up. Here the child gets SIGINT first — its context
+    ``launcher.py``), and the server stays up. Here the child gets SIGINT first — its context
     managers stop what it started — and SIGKILL only after :data:`STOP_GRACE` seconds.
     """
     with subprocess.Popen(list(cmd), **kwargs) as proc:

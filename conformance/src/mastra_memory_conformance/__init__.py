@@ -4,7 +4,7 @@ datasets and oracle comparisons.
 Run it with ``pytest --pyargs mastra_memory_conformance --target <name>``. Importing this package is
 cheap (it imports neither pytest nor a backend); the names below are loaded on first use. Adapters
 register targets with the kit's own hook (``mastra_memory_conformance.hookspecs.hookimpl``) in their
-``targets.py``, an entry point of the group ``mastra_memory_conformance``.
+``testing/targets.py``, an entry point of the group ``mastra_memory_conformance``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The conformance kit's own hook: adapters register their conformance targets here, not in the core.
 
 A leaf module (it imports only :mod:`.targets`, which imports only the standard library). An adapter
-implements the hook in its ``targets.py`` and names that module in its ``pyproject.toml``::
+implements the hook in its ``testing/targets.py`` and names that module in its ``pyproject.toml``::
 
     [project.entry-points.mastra_memory_conformance]
-    mystore = "mastra_memory_mystore.targets"
+    mystore = "mastra_memory_mystore.testing.targets"
 
 The hook is documented in ``docs/plugins/hooks.md``; :mod:`.registry` loads the implementations.
 """

@@ -1,7 +1,7 @@
 """The ``sqlite`` target of the core's embedded store: a built-in plugin of the kit.
 
 It lives here rather than beside the store because the core never imports the kit; the kit registers it
-through its own hook, like any adapter's ``targets.py``.
+through its own hook, like any adapter's ``testing/targets.py``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ labelled as such in every report).
 Plugins register targets through the kit's own hook, ``register_conformance_targets``
 (:mod:`mastra_memory_conformance.hookspecs`), found through the entry-point group
 ``mastra_memory_conformance`` (:mod:`mastra_memory_conformance.registry`). This module imports nothing
-but the standard library, so an adapter's ``targets.py`` can import it cheaply.
+but the standard library, so an adapter's ``testing/targets.py`` can import it cheaply.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import FilterError, error_id
 from mastra_memory.filters import And, Comparison, ElemMatch, Node, Nor, Not, Or, Regex, matches, parse, walk
+from mastra_memory.filters.numbers import INT64_MAX, INT64_MIN
 from mastra_memory.filters.operators import RANGE
 
 __all__ = [
@@ -35,9 +36,6 @@ __all__ = [
     "writable",
 ]
 
-
-INT64_MIN: Final = -(2**63)
-INT64_MAX: Final = 2**63 - 1
 
 #: Deviation codes whose behaviour the suite models (the table in :mod:`mastra_memory_conformance.suite`).
 KNOWN_DEVIATIONS: Final = frozenset(
