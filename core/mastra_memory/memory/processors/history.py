@@ -3,23 +3,23 @@ turn's new messages on output."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from ...errors import ConfigError
-from ...messages import MastraDBMessage, MessageInput, normalize_messages
+from ...messages import MastraDBMessage, normalize_messages
 from ...storage import MemoryStorage
 from ..config import MemoryConfig
 from ..message_list import MessageList
 from ..stored_messages import messages_to_store
 from ..tokens import TokenCounter, default_token_counter, message_tokens
+from .base import InputCall, InputProcessor, OutputCall, OutputProcessor
 from .context import MemoryContext, context_value
 
 #: Messages fetched per storage query while a token budget is being filled.
 _PAGE = 50
 
 
-class MessageHistory:
+class MessageHistory(InputProcessor, OutputProcessor):
     """Recent history in, the turn out (Mastra's ``MessageHistory``).
 
     Input: the newest ``last_messages`` messages of the thread (of the request's resource, when known),
@@ -61,16 +61,10 @@ class MessageHistory:
 
     # --- input ----------------------------------------------------------------------------------
 
-    async def process_input(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Any = None,
-    ) -> MessageList:
+    async def _process_input(self, call: InputCall) -> MessageList:
         """Add the thread's recent history ahead of the new input (docs/spec.md §5.12)."""
-        ctx = MemoryContext.read(request_context)
+        message_list = call.message_list
+        ctx = MemoryContext.read(call.request_context)
         if ctx is None:
             return message_list
         limit = ctx.option("last_messages", self.last_messages)
@@ -114,17 +108,11 @@ class MessageHistory:
 
     # --- output ---------------------------------------------------------------------------------
 
-    async def process_output_result(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList | None = None,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Any = None,
-    ) -> MessageList | list[MastraDBMessage]:
+    async def _process_output(self, call: OutputCall) -> MessageList | list[MastraDBMessage]:
         """Store the turn's new messages (docs/spec.md §5.12); returns what it was given."""
-        ctx = MemoryContext.read(request_context)
-        response = normalize_messages(messages, thread_id=ctx.thread_id if ctx else None)
+        message_list = call.message_list
+        ctx = MemoryContext.read(call.request_context)
+        response = normalize_messages(call.messages, thread_id=ctx.thread_id if ctx else None)
         done: MessageList | list[MastraDBMessage] = message_list if message_list is not None else response
         if ctx is None or self.read_only or ctx.read_only:
             return done

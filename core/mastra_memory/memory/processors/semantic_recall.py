@@ -32,6 +32,7 @@ from ..index.indexer import MessageIndexer
 from ..message_list import MessageList
 from ..recall.algorithm import RecallRequest, SemanticSearch, recall_messages
 from ..recall.formatting import format_cross_thread_messages
+from .base import InputCall, InputProcessor, OutputCall, OutputProcessor
 from .context import MEMORY_CONTEXT_KEY, context_value, nonempty_str
 
 _USER_SIGNALS = frozenset({"user", "user-message"})
@@ -41,7 +42,7 @@ _MAX_REQUEST_INDEXERS = 32
 _MAX_PROCESSORS = 32
 
 
-class SemanticRecall:
+class SemanticRecall(InputProcessor, OutputProcessor):
     """Adds semantically relevant earlier messages to the input and indexes new messages on output.
 
     Args mirror ``semantic_recall`` (docs/spec.md §6.1). ``raise_on_error=False`` (the default) logs failures
@@ -166,25 +167,17 @@ class SemanticRecall:
 
     # --- input ----------------------------------------------------------------------------------
 
-    async def process_input(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Mapping[str, Any] | None = None,
-    ) -> MessageList:
+    async def _process_input(self, call: InputCall) -> MessageList:
         """Search earlier messages similar to the last user message and add them (docs/spec.md §6.2)."""
-        context = context_value(request_context, MEMORY_CONTEXT_KEY)
-        thread = context_value(context, "thread")
-        thread_id = nonempty_str(context_value(thread, "id"))
+        message_list = call.message_list
+        context, thread, thread_id = _thread_of(call.request_context)
         if thread_id is None:
             return message_list
         try:
             config, _ = self._for_request(context)
             if config is None:  # the request switched recall off: nothing is searched or injected
                 return message_list
-            return await self._recall_into(messages, message_list, context, thread, thread_id, config)
+            return await self._recall_into(call, _resource_of(context, thread), thread_id, config)
         except Exception as exc:
             if self.raise_on_error:
                 raise
@@ -192,20 +185,12 @@ class SemanticRecall:
             return message_list
 
     async def _recall_into(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList,
-        context: Any,
-        thread: Any,
-        thread_id: str,
-        config: SemanticRecallConfig,
+        self, call: InputCall, resource_id: str | None, thread_id: str, config: SemanticRecallConfig
     ) -> MessageList:
-        query = self._query_text(messages or message_list.new_messages(), thread_id)
+        message_list = call.message_list
+        query = self._query_text(call.messages or message_list.new_messages(), thread_id)
         if not query:
             return message_list
-        resource_id = nonempty_str(context_value(context, "resource_id", "resourceId")) or nonempty_str(
-            context_value(thread, "resource_id", "resourceId")
-        )
         scope, resource_id = await self._scope(config.scope, thread_id, resource_id)
         # per_page=0, never False: False would pull the whole thread into the prompt. The resource, when
         # known, also bounds the windows in thread scope (a window never crosses resources).
@@ -264,19 +249,11 @@ class SemanticRecall:
 
     # --- output ---------------------------------------------------------------------------------
 
-    async def process_output_result(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList | None = None,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Mapping[str, Any] | None = None,
-    ) -> MessageList | list[MastraDBMessage]:
+    async def _process_output(self, call: OutputCall) -> MessageList | list[MastraDBMessage]:
         """Index the new messages of this turn through the shared write path (docs/spec.md §6.4)."""
+        messages, message_list = call.messages, call.message_list
         done: MessageList | list[MastraDBMessage] = message_list if message_list is not None else []
-        context = context_value(request_context, MEMORY_CONTEXT_KEY)
-        thread = context_value(context, "thread")
-        thread_id = nonempty_str(context_value(thread, "id"))
+        context, thread, thread_id = _thread_of(call.request_context)
         config: SemanticRecallConfig | None = None
         read_only = True
         if thread_id is not None:
@@ -294,9 +271,7 @@ class SemanticRecall:
                 return normalize_messages(messages, thread_id=thread_id)
             except MastraMemoryError:
                 return [m for m in messages if isinstance(m, MastraDBMessage)]
-        resource_id = nonempty_str(context_value(context, "resource_id", "resourceId")) or nonempty_str(
-            context_value(thread, "resource_id", "resourceId")
-        )
+        resource_id = _resource_of(context, thread)
         try:
             response = normalize_messages(messages, thread_id=thread_id, resource_id=resource_id)
             if message_list is None:
@@ -353,6 +328,20 @@ class SemanticRecall:
                 self.logger.warning(
                     "semantic recall: batch indexing failed once for thread %s; retried", thread_id
                 )
+
+
+def _thread_of(request_context: Any) -> tuple[Any, Any, str | None]:
+    """The request's memory context, its thread, and the thread's id (None when it names none)."""
+    context = context_value(request_context, MEMORY_CONTEXT_KEY)
+    thread = context_value(context, "thread")
+    return context, thread, nonempty_str(context_value(thread, "id"))
+
+
+def _resource_of(context: Any, thread: Any) -> str | None:
+    """The request's resource: the memory context's, else the thread's."""
+    return nonempty_str(context_value(context, "resource_id", "resourceId")) or nonempty_str(
+        context_value(thread, "resource_id", "resourceId")
+    )
 
 
 class ProcessorCache:

@@ -3,19 +3,19 @@ limit."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from ...errors import ConfigError, TokenLimitError
-from ...messages import MastraDBMessage, MessageInput, TextPart, normalize_messages
+from ...messages import MastraDBMessage, TextPart, normalize_messages
 from ..message_list import MessageList
 from ..tokens import MESSAGE_OVERHEAD, TokenCounter, default_token_counter, message_tokens, truncate_to_tokens
+from .base import InputCall, InputProcessor, OutputCall, OutputProcessor
 
 Strategy = Literal["truncate", "abort"]
 CountMode = Literal["cumulative", "part"]
 
 
-class TokenLimiter:
+class TokenLimiter(InputProcessor, OutputProcessor):
     """Mastra's ``TokenLimiterProcessor``: ``limit`` tokens, ``strategy`` ``truncate`` or ``abort``,
     ``count_mode`` ``cumulative`` (the whole context, or the whole response) or ``part`` (each message).
 
@@ -67,15 +67,9 @@ class TokenLimiter:
 
     # --- input ----------------------------------------------------------------------------------
 
-    async def process_input(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Any = None,
-    ) -> MessageList:
+    async def _process_input(self, call: InputCall) -> MessageList:
         """Drop the oldest memory messages until the context fits (docs/spec.md §5.12)."""
+        message_list, abort = call.message_list, call.abort
         counter = self.counter
         fixed = [*message_list.system_messages, *message_list.new_messages()]
         if self.count_mode == "part":
@@ -106,17 +100,12 @@ class TokenLimiter:
 
     # --- output ---------------------------------------------------------------------------------
 
-    async def process_output_result(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList | None = None,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Any = None,
-    ) -> MessageList | list[MastraDBMessage]:
+    async def _process_output(self, call: OutputCall) -> MessageList | list[MastraDBMessage]:
         """Cut (or refuse) a response over the limit (docs/spec.md §5.12)."""
+        message_list = call.message_list
         counter = self.counter
-        response = normalize_messages(messages, thread_id=message_list.thread_id if message_list else None)
+        thread_id = message_list.thread_id if message_list else None
+        response = normalize_messages(call.messages, thread_id=thread_id)
         budget = self.limit
         out: list[MastraDBMessage] = []
         for msg in response:
@@ -124,7 +113,7 @@ class TokenLimiter:
             cost = message_tokens(msg, counter)
             if cost > room:
                 if self.strategy == "abort":
-                    self._abort(abort, "the response", cost)
+                    self._abort(call.abort, "the response", cost)
                 msg = self._cut(msg, room)
                 cost = message_tokens(msg, counter)
             budget = max(0, budget - cost)

@@ -3,15 +3,15 @@ the history and recalled messages the model receives."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from ...errors import ConfigError
-from ...messages import MastraDBMessage, MessageInput, ToolInvocationPart
+from ...messages import ToolInvocationPart
 from ..message_list import MessageList
+from .base import InputCall, InputProcessor
 
 
-class ToolCallFilter:
+class ToolCallFilter(InputProcessor):
     """Drops tool-invocation parts (the call and its result travel in one part) from memory messages.
 
     ``exclude=None`` drops every tool call; a list drops only calls of those tool names. A message left with
@@ -33,15 +33,9 @@ class ToolCallFilter:
             self.exclude is None or part.tool_invocation.tool_name in self.exclude
         )
 
-    async def process_input(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Any = None,
-    ) -> MessageList:
+    async def _process_input(self, call: InputCall) -> MessageList:
         """Filter the list's memory messages in place (docs/spec.md §5.12)."""
+        message_list = call.message_list
         emptied: list[str] = []
         for msg in message_list.all():
             if message_list.is_new(msg.id) or not any(self._drops(p) for p in msg.content.parts):

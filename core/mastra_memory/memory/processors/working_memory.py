@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from ...errors import ConfigError, ValidationError
-from ...messages import MastraDBMessage, MessageInput
 from ...storage import MemoryStorage
 from ..config import MemoryConfig, WorkingMemoryConfig, config_error, merge_config
 from ..message_list import MessageList
 from ..stored_messages import WORKING_MEMORY_TOOL
 from ..working_memory_store import WorkingMemoryStore
+from .base import InputCall, InputProcessor
 from .context import MemoryContext
 
 
@@ -55,7 +55,7 @@ def _schema_of(config: WorkingMemoryConfig) -> dict[str, Any] | None:
     return dict(schema)
 
 
-class WorkingMemory:
+class WorkingMemory(InputProcessor):
     """Injects working memory into the model's context (Mastra's ``WorkingMemory`` input processor).
 
     Args mirror ``working_memory`` (docs/spec.md §5.8): a Markdown ``template`` or a ``schema`` (JSON-schema
@@ -89,16 +89,10 @@ class WorkingMemory:
             return self.config
         return merge_config(MemoryConfig(working_memory=self.config), ctx.memory_config).working_memory
 
-    async def process_input(
-        self,
-        messages: Sequence[MastraDBMessage | MessageInput],
-        message_list: MessageList,
-        abort: Any = None,
-        tracing_context: Any = None,
-        request_context: Any = None,
-    ) -> MessageList:
+    async def _process_input(self, call: InputCall) -> MessageList:
         """Add the working-memory system message (docs/spec.md §5.12)."""
-        ctx = MemoryContext.read(request_context)
+        message_list = call.message_list
+        ctx = MemoryContext.read(call.request_context)
         if ctx is None:
             return message_list
         config = self._for_request(ctx)
