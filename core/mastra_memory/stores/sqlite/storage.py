@@ -119,6 +119,25 @@ def _one_or_many(ids: Sequence[str]) -> tuple[str, str]:
     return ("= ?", ids[0]) if len(ids) == 1 else (_IN_JSON, json.dumps(list(ids)))
 
 
+def _count_rows(conn: Connection, table: str, where: tuple[str, list[Any]]) -> int:
+    """The number of ``table``'s rows matching ``where`` (a clause and its parameters)."""
+    clause, params = where
+    count: int = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {clause}", params).fetchone()[0]
+    return count
+
+
+def _page_rows(
+    conn: Connection, select: str, where: tuple[str, list[Any]], order_by: str, offset: int, limit: int | None
+) -> list[Any]:
+    """One page of ``select ... WHERE ... ORDER BY order_by``; ``limit=None`` reads to the end (SQLite's
+    ``LIMIT -1``)."""
+    clause, params = where
+    return conn.execute(
+        f"{select} WHERE {clause} ORDER BY {order_by} LIMIT ? OFFSET ?",
+        [*params, -1 if limit is None else limit, offset],
+    ).fetchall()
+
+
 def _run_to_completion(work: Coroutine[Any, Any, T]) -> T:
     """The result of a unit of work whose awaits never suspend (every SQLite hook is synchronous inside)."""
     try:
@@ -230,20 +249,15 @@ class SQLiteStorage(MemoryStorage):
         return " AND ".join(where), params
 
     async def _count_threads(self, conn: Connection, query: ListThreadsQuery) -> int:
-        where, params = self._thread_where(query)
-        count: int = conn.execute(f"SELECT COUNT(*) FROM mastra_threads WHERE {where}", params).fetchone()[0]
-        return count
+        return _count_rows(conn, "mastra_threads", self._thread_where(query))
 
     async def _find_threads(
         self, conn: Connection, query: ListThreadsQuery, offset: int, limit: int | None
     ) -> list[Thread]:
-        where, params = self._thread_where(query)
         direction = query.order.direction
-        rows = conn.execute(
-            f"SELECT {_THREAD_COLUMNS} FROM mastra_threads WHERE {where} "
-            f"ORDER BY {query.order.field} {direction}, id {direction} LIMIT ? OFFSET ?",
-            [*params, -1 if limit is None else limit, offset],
-        ).fetchall()
+        order_by = f"{query.order.field} {direction}, id {direction}"
+        select = f"SELECT {_THREAD_COLUMNS} FROM mastra_threads"
+        rows = _page_rows(conn, select, self._thread_where(query), order_by, offset, limit)
         return [codec.thread_from_row(row) for row in rows]
 
     # -- messages: reads
@@ -269,20 +283,15 @@ class SQLiteStorage(MemoryStorage):
         return " AND ".join(clauses) or "1", params
 
     async def _count_messages(self, conn: Connection, query: ListMessagesQuery) -> int:
-        where, params = self._base_where(query)
-        count: int = conn.execute(f"SELECT COUNT(*) FROM mastra_messages WHERE {where}", params).fetchone()[0]
-        return count
+        return _count_rows(conn, "mastra_messages", self._base_where(query))
 
     async def _find_messages(
         self, conn: Connection, query: ListMessagesQuery, offset: int, limit: int | None
     ) -> list[MastraDBMessage]:
-        where, params = self._base_where(query)
         order = query.order.direction
-        rows = conn.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM mastra_messages WHERE {where} "
-            f"ORDER BY created_at {order}, id {order} LIMIT ? OFFSET ?",
-            [*params, -1 if limit is None else limit, offset],
-        ).fetchall()
+        order_by = f"created_at {order}, id {order}"
+        select = f"SELECT {_MESSAGE_COLUMNS} FROM mastra_messages"
+        rows = _page_rows(conn, select, self._base_where(query), order_by, offset, limit)
         return [codec.message_from_row(row) for row in rows]
 
     async def _metadata_candidates(self, conn: Connection, query: ListMessagesQuery) -> list[Candidate]:
