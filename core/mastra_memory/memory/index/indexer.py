@@ -56,6 +56,8 @@ EMBEDDED_ROLES = frozenset({"user", "assistant"})
 RESERVED = "_mastra_"
 #: The created_at of the smallest record (:meth:`MessageIndexer.thread_metadata_refusal`).
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+#: What a failed cleanup after a storage change says is done already (retrying the call finishes it).
+_STORAGE_UPDATED = "storage is already updated"
 #: Update fields that change a message's vectors (text, role, thread/resource, or created_at metadata).
 _REINDEX_FIELDS = frozenset({"content", "role", "thread_id", "threadId", "created_at", "createdAt"})
 
@@ -452,19 +454,28 @@ class MessageIndexer:
                 batch = group[start : start + DELETE_BATCH]
                 scope: dict[str, Any] = {"message_id": {"$in": batch}}
                 beyond = {**scope, "chunk_index": {"$not": {"$lte": top}}} if top >= 0 else scope
-                await self._delete_where(native, beyond, batch)
+                await self._delete_stale_where(native, beyond, batch)
                 for first in range(0, len(holes), DELETE_BATCH):  # chunks left without a vector
                     piece = list(holes[first : first + DELETE_BATCH])
-                    await self._delete_where(native, {**scope, "chunk_index": {"$in": piece}}, batch)
+                    await self._delete_stale_where(native, {**scope, "chunk_index": {"$in": piece}}, batch)
 
-    async def _delete_where(self, index: str, flt: dict[str, Any], message_ids: list[str]) -> None:
+    async def _delete_stale_where(self, index: str, flt: dict[str, Any], message_ids: list[str]) -> None:
+        what = f"stale vectors of {len(message_ids)} messages"
+        await self._delete_where(
+            index, flt, what, "their new vectors are written", {"message_ids": message_ids}
+        )
+
+    async def _delete_where(
+        self, index: str, flt: dict[str, Any], what: str, done: str, details: dict[str, Any]
+    ) -> None:
+        """Delete the vectors ``flt`` matches in ``index``; a store error is a ``VectorCleanupError`` that
+        says ``what`` was being deleted, what is ``done`` already, and to retry."""
         try:
             await self.vector.delete_vectors(index, filter=flt)
         except MastraMemoryError as exc:
             raise VectorCleanupError(
-                f"deleting stale vectors of {len(message_ids)} messages from index {index!r} failed: {exc}; "
-                "their new vectors are written, retry the same call",
-                details={"index": index, "message_ids": message_ids},
+                f"deleting {what} from index {index!r} failed: {exc}; {done}, retry the same call",
+                details={"index": index, **details},
             ) from exc
 
     # --- cleanup ----------------------------------------------------------------------------------
@@ -474,8 +485,8 @@ class MessageIndexer:
             return await self.message_index_set()
         except MastraMemoryError as exc:
             raise VectorCleanupError(
-                f"listing the memory indexes for cleanup failed: {exc}; storage is already updated, retry "
-                "the same call",
+                f"listing the memory indexes for cleanup failed: {exc}; {_STORAGE_UPDATED}, retry the "
+                "same call",
                 details=details,
             ) from exc
 
@@ -491,23 +502,13 @@ class MessageIndexer:
         for index in indexes:
             for start in range(0, len(message_ids), DELETE_BATCH):
                 batch = list(message_ids[start : start + DELETE_BATCH])
-                try:
-                    await self.vector.delete_vectors(index, filter={"message_id": {"$in": batch}})
-                except MastraMemoryError as exc:
-                    raise VectorCleanupError(
-                        f"deleting vectors of {len(batch)} messages from index {index!r} failed: {exc}; "
-                        "storage is already updated, retry the same call",
-                        details={"index": index, "message_ids": batch},
-                    ) from exc
+                what = f"vectors of {len(batch)} messages"
+                flt = {"message_id": {"$in": batch}}
+                await self._delete_where(index, flt, what, _STORAGE_UPDATED, {"message_ids": batch})
 
     async def delete_thread_vectors(self, thread_id: str) -> None:
         """Delete every vector of a thread in every memory index."""
         for index in await self._cleanup_targets({"thread_id": thread_id}):
-            try:
-                await self.vector.delete_vectors(index, filter={"thread_id": thread_id})
-            except MastraMemoryError as exc:
-                raise VectorCleanupError(
-                    f"deleting vectors of thread {thread_id!r} from index {index!r} failed: {exc}; "
-                    "storage is already updated, retry the same call",
-                    details={"index": index, "thread_id": thread_id},
-                ) from exc
+            what = f"vectors of thread {thread_id!r}"
+            flt = {"thread_id": thread_id}
+            await self._delete_where(index, flt, what, _STORAGE_UPDATED, {"thread_id": thread_id})
