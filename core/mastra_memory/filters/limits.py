@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..metadata_limits import shown
+
 #: Objects and lists nested inside one another; the filter itself is level 1. Real filters stay under
 #: 10 (``$and`` → list → document → field → ``$elemMatch`` → field → ``$not`` → ``$in`` list is 8).
 MAX_FILTER_DEPTH: Final = 32
@@ -45,7 +47,7 @@ def _where(loc: _Loc) -> str:
         loc, key = loc
         parts.append(key)
     text = ".".join(reversed(parts)) or "<root>"
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")  # printable even with lone surrogates
+    return shown(text)  # printable even with lone surrogates
 
 
 def limit_problems(filter: Mapping[Any, Any]) -> list[str]:

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from ..errors import FilterError, ValidationError
-from ..metadata_limits import is_unicode
+from ..metadata_limits import is_unicode, shown
 from ..timestamps import canonical_timestamp
 from .ast import (
     And,
@@ -56,11 +56,6 @@ def _where(loc: Location) -> str:
     return ".".join(loc)
 
 
-def _printable(text: str) -> str:
-    """``text`` with unpaired surrogates spelled as escapes, so a message can always be encoded."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _is_operator_key(key: object) -> bool:
     return isinstance(key, str) and key.startswith("$")
 
@@ -82,7 +77,7 @@ class _Parser:
         self.problems: list[str] = []
 
     def problem(self, message: str) -> None:
-        self.problems.append(_printable(message))
+        self.problems.append(shown(message))
 
     # --- documents: root, logical list elements, root $not, $elemMatch over objects -------------
 

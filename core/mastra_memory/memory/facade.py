@@ -29,13 +29,13 @@ from ..errors import (
 )
 from ..filters import parse as parse_filter
 from ..messages import MastraDBMessage, MessageInput
+from ..metadata_limits import shown
 from ..storage import CloneMessageFilterInput, IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
 from ..vector import MastraVector
 from .arguments import optional_resource, require_id
 from .background import BackgroundWork
 from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
-from .index.indexability import shown
 from .index.indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
 from .index.reindex import reindex_messages
 from .processors import UpdateWorkingMemoryTool

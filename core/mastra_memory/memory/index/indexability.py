@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...messages import MastraDBMessage
+from ...metadata_limits import shown
 from ...vector import MAX_ID_LENGTH
 
 #: How an error names the vector metadata keys the write path sets from the message itself (§5.4).
@@ -53,11 +54,6 @@ class StoreRules:
 
 #: What every store refuses in text: unpaired surrogates only.
 _ANY_STORE = StoreRules(nul=False, int64=False, store="any")
-
-
-def shown(text: str) -> str:
-    """``text`` with unpaired surrogates spelled as escapes (``\\ud800``), so a message always encodes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def shown_id(message_id: str) -> str:

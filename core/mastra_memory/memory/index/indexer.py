@@ -28,7 +28,7 @@ from ...errors import (
     VectorCleanupError,
 )
 from ...messages import MastraDBMessage, message_text
-from ...metadata_limits import RECORD_METADATA, metadata_problem
+from ...metadata_limits import RECORD_METADATA, metadata_problem, shown
 from ...storage import MemoryStorage, Thread
 from ...timestamps import canonical_timestamp
 from ...vector import MIN_COSINE_NORM, IndexConfig, MastraVector
@@ -38,7 +38,6 @@ from .indexability import (
     Record,
     StoreRules,
     record_problem,
-    shown,
     shown_id,
     thread_metadata_problem,
 )

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 
 from ...errors import ConfigError, IndexDimensionMismatchError, ValidationError
 from ...messages import MastraDBMessage
+from ...metadata_limits import shown
 from ...storage import Thread
 from ..results import SkippedMessage
-from .indexability import shown, shown_id
+from .indexability import shown_id
 from .indexer import MessageIndexer
 from .indexer import logger as indexing_logger
 

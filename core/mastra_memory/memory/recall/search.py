@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 from ...errors import FilterError, IndexNotFoundError
 from ...filters import And, Comparison, Node
 from ...messages import MastraDBMessage
+from ...metadata_limits import is_unicode
 from ...storage import MemoryStorage
 from ...vector import QueryResult
 from ..config import Scope, SemanticRecallConfig
@@ -60,7 +61,7 @@ def recall_filter(
     The caller has checked that resource scope has a ``resource_id`` (docs/spec.md §5.3 step 6, §6.2 step 3).
     """
     field, value = ("resource_id", resource_id) if scope == "resource" else ("thread_id", thread_id)
-    if isinstance(value, str) and not _is_unicode(value):  # what parsing a filter would have refused
+    if isinstance(value, str) and not is_unicode(value):  # what parsing a filter would have refused
         raise FilterError(
             [f"Invalid string: {field} (unpaired surrogate; filter text must be valid Unicode)"]
         )
@@ -140,14 +141,6 @@ def _best_hits(results: list[list[QueryResult]], threshold: float | None) -> lis
 def _thread_of(metadata: Mapping[str, Any]) -> str | None:
     thread_id = metadata.get("thread_id")
     return thread_id if isinstance(thread_id, str) else None
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # --- search over a resource's messages, without a thread (Memory.search_messages) -----------------
