@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
-from ..errors import FilterValidationError, ValidationError, error_id
+from ..errors import FilterValidationError, ValidationError, error_id, pydantic_problems
 from ..filters.numbers import INT64_MAX
 from ..messages import MessageContentV2, coerce_datetime
 from ..metadata_limits import RECORD_METADATA, is_unicode, metadata_problem, text_problem
@@ -138,12 +138,7 @@ def parse_model(model: type[M], raw: Any, *, store: str, operation: str, status:
         try:
             parsed = model.model_validate(raw)
         except PydanticValidationError as exc:
-            problems = []
-            for err in exc.errors():
-                where = ".".join(str(p) for p in err["loc"])
-                problems.append(
-                    f"{where}: {err['msg'].removeprefix('Value error, ')}" if where else err["msg"]
-                )
+            problems = pydantic_problems(exc, strip_value_error=True)
             raise _error(store, operation, status, f"invalid {what}: " + "; ".join(problems)) from None
     metadata: Any = None
     if isinstance(parsed, Thread | Resource | MessageContentV2):

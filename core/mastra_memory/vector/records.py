@@ -17,7 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
 from ..capabilities import IndexType, Metric
-from ..errors import ConfigError
+from ..errors import ConfigError, pydantic_problems
 
 #: Namespace for deterministic uuid5 ids on backends that accept only UUIDs (Qdrant, docs/spec.md §3.5).
 #: Never change it.
@@ -140,11 +140,8 @@ class IndexConfig(_Model):
         try:
             return cls.model_validate(flat)
         except PydanticValidationError as exc:
-            raise ConfigError(f"invalid index_config: {_pydantic_problems(exc)}") from exc
-
-
-def _pydantic_problems(exc: PydanticValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(pydantic_problems(exc, root="value"))
+            raise ConfigError(f"invalid index_config: {problems}") from exc
 
 
 def mastra_uuid(record_id: str) -> str:
