@@ -2,10 +2,13 @@
 normalisation. Timestamps and their conversions (``epoch_ms``, ``coerce_datetime``) live in
 :mod:`mastra_memory.timestamps` and are importable from here too.
 
-Every model accepts snake_case and camelCase keys and dumps either (``by_alias=True`` for camelCase).
-Optional fields that were never given are left out of dumps, while an explicit ``None`` is kept, so a
-message read back from storage serialises exactly as it was written. Parts and content keep unknown keys
-verbatim, and parts of an unknown ``type`` are kept as :class:`UnknownPart`.
+Every model accepts snake_case and camelCase keys and dumps either: ``by_alias=True`` gives the keys of
+Mastra's ``MastraDBMessage`` (format 2: ``toolInvocation{toolCallId, toolName}``, ``providerMetadata``,
+``mimeType``, but ``experimental_attachments`` as the AI SDK spells it), which is what every storage writes
+(docs/spec.md §4.1), while rows written by earlier versions in snake_case still read. Optional fields that
+were never given are left out of dumps, while an explicit ``None`` is kept, so a message read back from
+storage serialises exactly as it was written. Parts and content keep unknown keys verbatim, and parts of
+an unknown ``type`` are kept as :class:`UnknownPart`.
 
 Why this module is long: the v2 part union, the v1 normalisation into it and the text rules are one
 record's definition (docs/spec.md §4.1, §5.4); they change together.
@@ -16,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -58,17 +61,27 @@ class _Record(BaseModel):
     """Base of the content models: camelCase aliases, unknown keys kept, unset ``None`` fields not dumped."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    #: Fields dumped after all others, in this order.
+    _trailing: ClassVar[tuple[str, ...]] = ()
 
     @model_serializer(mode="wrap")
     def _omit_unset_nulls(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         data = handler(self)
         if not isinstance(data, dict):
             return data
-        for name, field in type(self).model_fields.items():
+        fields = type(self).model_fields
+        for name, field in fields.items():
             if name not in self.model_fields_set and getattr(self, name) is None:
-                key = field.alias if info.by_alias and field.alias else name
-                data.pop(key, None)
+                data.pop(_key(name, field.alias, info), None)
+        for name in self._trailing:
+            key = _key(name, fields[name].alias, info)
+            if key in data:
+                data[key] = data.pop(key)
         return data
+
+
+def _key(name: str, alias: str | None, info: SerializationInfo) -> str:
+    return alias if info.by_alias and alias else name
 
 
 class _PartBase(_Record):
@@ -76,6 +89,8 @@ class _PartBase(_Record):
 
     provider_metadata: dict[str, Any] | None = None
     created_at: int | None = Field(default=None, description="epoch milliseconds")
+    # Mastra writes a part's own keys first and these two extensions after them; same order here.
+    _trailing: ClassVar[tuple[str, ...]] = ("provider_metadata", "created_at")
 
     @field_validator("created_at", mode="before")
     @classmethod
@@ -233,7 +248,8 @@ class MessageContentV2(_Record):
     content: str | None = None
     metadata: dict[str, Any] | None = None
     provider_metadata: dict[str, Any] | None = None
-    experimental_attachments: list[Any] | None = None
+    # The AI SDK's own spelling, which Mastra stores as it is (not experimentalAttachments).
+    experimental_attachments: list[Any] | None = Field(default=None, alias="experimental_attachments")
     tool_invocations: list[Any] | None = None
     reasoning: Any = None
     annotations: list[Any] | None = None
@@ -280,6 +296,9 @@ class MastraDBMessage(BaseModel):
                 else {"format": 2, "parts": parts}
             )
             converted["type"] = "v2"
+            options = _provider_options(data)
+            if options is not None:
+                converted["content"]["provider_metadata"] = options
             return converted
         return data
 
@@ -292,6 +311,19 @@ def _is_v2_content(content: Any) -> bool:
 
 def _tool_call_id(part: Mapping[str, Any]) -> Any:
     return part.get("tool_call_id", part.get("toolCallId"))
+
+
+def _provider_options(raw: Mapping[str, Any]) -> Any:
+    """The AI SDK's ``providerOptions`` of a v1 message or part, which v2 (and Mastra) keeps as
+    ``providerMetadata``; ``None`` when absent."""
+    return raw.get("providerOptions", raw.get("provider_options"))
+
+
+def _with_provider_metadata(part: dict[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
+    options = _provider_options(raw)
+    if options is not None:
+        part["provider_metadata"] = options
+    return part
 
 
 def _v1_parts_to_v2(content: Any) -> list[dict[str, Any]]:
@@ -319,7 +351,7 @@ def _v1_parts_to_v2(content: Any) -> list[dict[str, Any]]:
             }
             part = {"type": "tool-invocation", "tool_invocation": invocation}
             calls[invocation["tool_call_id"]] = invocation
-            parts.append(part)
+            parts.append(_with_provider_metadata(part, raw))
         elif kind == "tool-result":
             result = raw.get("result", raw.get("output"))
             call = calls.get(_tool_call_id(raw))
@@ -329,17 +361,17 @@ def _v1_parts_to_v2(content: Any) -> list[dict[str, Any]]:
             else:
                 parts.append(_tool_result_part(raw))
         elif kind == "image":
-            parts.append(
-                {
-                    "type": "file",
-                    "mime_type": raw.get("mime_type", raw.get("mimeType", "image/*")),
-                    "data": raw.get("image"),
-                }
-            )
+            image = {
+                "type": "file",
+                "mime_type": raw.get("mime_type", raw.get("mimeType", "image/*")),
+                "data": raw.get("image"),
+            }
+            parts.append(_with_provider_metadata(image, raw))
         elif kind == "reasoning" and "reasoning" not in raw and "text" in raw:
             parts.append({"type": "reasoning", "reasoning": raw["text"]})
         else:
-            parts.append(dict(raw))
+            part = {k: v for k, v in raw.items() if k not in ("providerOptions", "provider_options")}
+            parts.append(_with_provider_metadata(part, raw))
     return parts
 
 

@@ -88,10 +88,12 @@ class StorageHooks(ABC):
 
     def _encode_content(self, message: MastraDBMessage) -> Any:
         """The stored form of a message's content, made before any I/O; ValidationError if it is not
-        plain JSON data. The default is compact JSON text (:func:`~mastra_memory.storage.codec.json_text`).
+        plain JSON data. The default is compact JSON text (:func:`~mastra_memory.storage.codec.json_text`)
+        with Mastra's camelCase keys.
         """
-        # Python mode, not JSON mode: JSON mode would silently turn NaN into null.
-        return json_text(message.content.model_dump(), f"content of message {message.id}")
+        # Python mode, not JSON mode: JSON mode would silently turn NaN into null. Mastra's own keys
+        # (format 2, camelCase), so Mastra reads what is stored here (docs/spec.md §4.1).
+        return json_text(message.content.model_dump(by_alias=True), f"content of message {message.id}")
 
     # --- threads --------------------------------------------------------------------------------
 
