@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from ..embedders.base import Embedder, EmbedderSpec
@@ -317,13 +317,9 @@ class Memory:
     async def delete_thread(self, thread_id: str) -> None:
         """Delete a thread, its messages, and their vectors in every memory index (awaited)."""
         require_id(thread_id, "thread_id")
-        await self.init()
-        await self._background.idle()  # a pending background embed must not re-create these vectors
-        await self.storage.delete_thread(thread_id)
-        # Always clean: vectors may exist from a call that enabled recall through thread_config.
-        cleanup = self._cleanup_indexer()
-        if cleanup is not None:
-            await cleanup.delete_thread_vectors(thread_id)
+        await self._delete_with_vectors(
+            lambda: self.storage.delete_thread(thread_id), lambda c: c.delete_thread_vectors(thread_id)
+        )
 
     async def get_resource_by_id(self, resource_id: str) -> Resource | None:
         """The resource (working memory and metadata), or None if it has none yet."""
@@ -453,12 +449,21 @@ class Memory:
             ids.append(require_id(raw, "message id"))
         if not ids:
             return
+        await self._delete_with_vectors(
+            lambda: self.storage.delete_messages(ids), lambda c: c.delete_message_vectors(ids)
+        )
+
+    async def _delete_with_vectors(
+        self, delete: Callable[[], Awaitable[None]], vectors: Callable[[MessageIndexer], Awaitable[None]]
+    ) -> None:
+        """``delete()`` from storage, then ``vectors(cleanup)`` in every memory index."""
         await self.init()
         await self._background.idle()  # a pending background embed must not re-create these vectors
-        await self.storage.delete_messages(ids)
+        await delete()
+        # Always clean: vectors may exist from a call that enabled recall through thread_config.
         cleanup = self._cleanup_indexer()
         if cleanup is not None:
-            await cleanup.delete_message_vectors(ids)
+            await vectors(cleanup)
 
     async def reindex_thread(
         self, thread_id: str, thread_config: MemoryConfig | Mapping[str, Any] | None = None
