@@ -460,14 +460,7 @@ class VectorArguments:
         self, operation: str, id: Any, filter: Any, update: Any
     ) -> tuple[npt.NDArray[np.float64] | None, dict[str, Any] | None]:
         """The checked ``update_vector`` arguments: (vector, normalised metadata), at least one set."""
-        if id is not None and filter is not None:
-            raise self._error(
-                ValidationError, operation, "INVALID_ARGS", "id and filter are mutually exclusive"
-            )
-        if id is None and filter is None:
-            raise self._error(
-                ValidationError, operation, "INVALID_ARGS", "Either id or filter must be provided"
-            )
+        self._id_or_filter(operation, "id", id, filter, "Either id or filter must be provided")
         if not update or not isinstance(update, Mapping) or not (update.keys() & {"vector", "metadata"}):
             raise self._error(
                 ValidationError, operation, "INVALID_ARGS", "No updates provided: pass vector and/or metadata"
@@ -494,14 +487,7 @@ class VectorArguments:
 
     def _delete_arguments(self, operation: str, ids: Sequence[str] | None, filter: Any) -> list[str] | None:
         """The checked ``delete_vectors`` ids (unique, in order), or None when deleting by filter."""
-        if ids is not None and filter is not None:
-            raise self._error(
-                ValidationError, operation, "INVALID_ARGS", "ids and filter are mutually exclusive"
-            )
-        if ids is None and filter is None:
-            raise self._error(
-                ValidationError, operation, "INVALID_ARGS", "Either filter or ids must be provided"
-            )
+        self._id_or_filter(operation, "ids", ids, filter, "Either filter or ids must be provided")
         if ids is None:
             return None
         id_list = self._id_list(operation, ids, ordered=False)
@@ -511,6 +497,16 @@ class VectorArguments:
             )
         self._check_ids(operation, id_list)
         return list(dict.fromkeys(id_list))
+
+    def _id_or_filter(self, operation: str, name: str, ids: Any, filter: Any, neither: str) -> None:
+        """Exactly one of the ids (the argument ``name``) and ``filter`` is given; ``neither`` is the
+        message when both are missing."""
+        if ids is not None and filter is not None:
+            raise self._error(
+                ValidationError, operation, "INVALID_ARGS", f"{name} and filter are mutually exclusive"
+            )
+        if ids is None and filter is None:
+            raise self._error(ValidationError, operation, "INVALID_ARGS", neither)
 
     # --- ids (docs/spec.md §3.5) ---------------------------------------------------------------
 
