@@ -159,7 +159,10 @@ class SemanticRecall(InputProcessor, OutputProcessor):
             del self._request_indexers[next(iter(self._request_indexers))]
         return indexer
 
-    def _log_failure(self, what: str, thread_id: str, exc: Exception) -> None:
+    def _on_failure(self, what: str, thread_id: str, exc: Exception) -> None:
+        """Re-raise ``exc`` with ``raise_on_error``; else log it, so the request goes on without recall."""
+        if self.raise_on_error:
+            raise exc
         # The thread id and the error class only: error messages may quote stored content. A configuration
         # error quotes the caller's own options, and says what to change.
         detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, ConfigError) else type(exc).__name__
@@ -179,9 +182,7 @@ class SemanticRecall(InputProcessor, OutputProcessor):
                 return message_list
             return await self._recall_into(call, _resource_of(context, thread), thread_id, config)
         except Exception as exc:
-            if self.raise_on_error:
-                raise
-            self._log_failure("semantic recall", thread_id, exc)
+            self._on_failure("semantic recall", thread_id, exc)
             return message_list
 
     async def _recall_into(
@@ -260,9 +261,7 @@ class SemanticRecall(InputProcessor, OutputProcessor):
             try:
                 config, read_only = self._for_request(context)
             except Exception as exc:
-                if self.raise_on_error:
-                    raise
-                self._log_failure("semantic recall: indexing", thread_id, exc)
+                self._on_failure("semantic recall: indexing", thread_id, exc)
         # Recall off for the request (semantic_recall: False) indexes nothing, as save_messages (§5.4).
         if thread_id is None or read_only or config is None:
             if message_list is not None:
@@ -278,9 +277,7 @@ class SemanticRecall(InputProcessor, OutputProcessor):
                 done = response
             await self._index_new(response, message_list, thread_id, self._indexer_for(config))
         except Exception as exc:
-            if self.raise_on_error:
-                raise
-            self._log_failure("semantic recall: indexing", thread_id, exc)
+            self._on_failure("semantic recall: indexing", thread_id, exc)
         return done
 
     async def _index_new(
