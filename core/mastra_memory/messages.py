@@ -243,16 +243,17 @@ Part: TypeAlias = Annotated[
 class MessageContentV2(_Record):
     """Message content in format 2: typed parts plus optional message-level fields stored verbatim."""
 
+    # Fields in the order Mastra writes them (docs/spec.md §4.1), so stored JSON reads alike.
     format: Literal[2] = 2
     parts: list[Part] = Field(default_factory=list)
-    content: str | None = None
-    metadata: dict[str, Any] | None = None
-    provider_metadata: dict[str, Any] | None = None
-    # The AI SDK's own spelling, which Mastra stores as it is (not experimentalAttachments).
-    experimental_attachments: list[Any] | None = Field(default=None, alias="experimental_attachments")
     tool_invocations: list[Any] | None = None
     reasoning: Any = None
     annotations: list[Any] | None = None
+    # The AI SDK's own spelling, which Mastra stores as it is (not experimentalAttachments).
+    experimental_attachments: list[Any] | None = Field(default=None, alias="experimental_attachments")
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    provider_metadata: dict[str, Any] | None = None
 
 
 _clock = StampClock()
@@ -296,6 +297,9 @@ class MastraDBMessage(BaseModel):
                 else {"format": 2, "parts": parts}
             )
             converted["type"] = "v2"
+            # A v1 message's own metadata and providerOptions belong to its content in v2, as in Mastra.
+            if data.get("metadata") is not None:
+                converted["content"]["metadata"] = data["metadata"]
             options = _provider_options(data)
             if options is not None:
                 converted["content"]["provider_metadata"] = options
