@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from ..errors import FilterError, ValidationError
 from ..metadata_limits import is_unicode, shown
@@ -122,12 +122,18 @@ class _Parser:
                     children.append(child)
         return [_LOGICAL_LISTS[op](tuple(children))]
 
-    def root_not(self, value: Any, loc: Location) -> list[Node]:
+    def not_operand(self, value: Any, loc: Location) -> TypeGuard[Mapping[Any, Any]]:
+        """Whether ``value``, the operand of a ``$not``, is a non-empty object (else a problem)."""
         if not isinstance(value, Mapping):
             self.problem(f"$not operator requires an object: {_where(loc)}")
-            return []
+            return False
         if not value:
             self.problem(f"$not operator cannot be empty: {_where(loc)}")
+            return False
+        return True
+
+    def root_not(self, value: Any, loc: Location) -> list[Node]:
+        if not self.not_operand(value, loc):
             return []
         child = _all_of(self.document(value, loc, logical_content=True))
         return [Not(child)] if child is not None else []
@@ -255,11 +261,7 @@ class _Parser:
         return [ElemMatch(path, condition)] if condition is not None else []
 
     def field_not(self, path: Path, operand: Any, loc: Location) -> list[Node]:
-        if not isinstance(operand, Mapping):
-            self.problem(f"$not operator requires an object: {_where(loc)}")
-            return []
-        if not operand:
-            self.problem(f"$not operator cannot be empty: {_where(loc)}")
+        if not self.not_operand(operand, loc):
             return []
         inner_loc = (*loc, "$not")
         operator_keys = [_is_operator_key(k) for k in operand]
