@@ -97,7 +97,8 @@ def tests(session: nox.Session) -> None:
     # docs/targets.md's example and the kit's missing-tool tests start.
     _sync(session, "test", extras=("wordllama", "opensearch", "mongodb"))
     # tests/servers builds and starts real servers: the `targets` session runs it; tests/faults kills
-    # processes and servers: the `faults` session runs it.
+    # processes and servers: the `faults` session runs it. tests/interop runs Mastra: it installs the pinned
+    # @mastra/* packages itself (`npm ci`, bounded) when node and npm are here (tests/interop/mastra_runner).
     session.run("pytest", "--ignore=tests/servers", "--ignore=tests/faults", *session.posargs)
 
 
