@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...messages import MastraDBMessage
-from ...metadata_limits import shown
+from ...metadata_limits import is_unicode, shown
 from ...vector import MAX_ID_LENGTH
 
 #: How an error names the vector metadata keys the write path sets from the message itself (§5.4).
@@ -65,11 +65,8 @@ def shown_id(message_id: str) -> str:
 
 def _string_issue(text: str, rules: StoreRules) -> str | None:
     """What a store with ``rules`` cannot hold in ``text`` (``"contains ..."``), or None."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return "contains an unpaired surrogate: it is not Unicode text, no vector store holds it"
+    if not is_unicode(text):
+        return "contains an unpaired surrogate: it is not Unicode text, no vector store holds it"
     if rules.nul and "\x00" in text:
         return f"contains U+0000, which the {rules.store} vector store cannot hold"
     return None
