@@ -31,6 +31,7 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     Tag,
+    field_serializer,
     field_validator,
     model_serializer,
     model_validator,
@@ -84,6 +85,31 @@ def _key(name: str, alias: str | None, info: SerializationInfo) -> str:
     return alias if info.by_alias and alias else name
 
 
+#: The snake_case spellings of Mastra's keys inside the untyped dicts of content (the v1 ``toolInvocations``
+#: mirror, ``experimental_attachments``, a v2 ``source``), written in Mastra's spelling like typed fields.
+_MASTRA_KEYS = {
+    name: to_camel(name)
+    for name in (
+        "tool_call_id",
+        "tool_name",
+        "is_error",
+        "error_text",
+        "raw_input",
+        "content_type",
+        "source_type",
+        "provider_metadata",
+    )
+}
+
+
+def _mastra_keys(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` with the keys of :data:`_MASTRA_KEYS` renamed where they stand (top level only); a key whose
+    Mastra spelling is there too stays as it is, so nothing is lost."""
+    return {
+        key if _MASTRA_KEYS.get(key, key) in item else _MASTRA_KEYS[key]: value for key, value in item.items()
+    }
+
+
 class _PartBase(_Record):
     """Fields every part may carry."""
 
@@ -110,20 +136,35 @@ class TextPart(_PartBase):
 
 
 class ToolInvocation(_Record):
-    """One tool call and, once known, its result."""
+    """One tool call and, once known, its result.
+
+    The optional fields after ``result`` are Mastra's (``isError``, ``errorText``, ``rawInput``,
+    ``approval``); like ``step`` they are kept as given and left out when absent.
+    """
 
     state: ToolInvocationState
+    step: Any = None
     tool_call_id: str
     tool_name: str
     args: Any = Field(default_factory=dict)
     result: Any = None
+    is_error: Any = None
+    error_text: Any = None
+    raw_input: Any = None
+    approval: Any = None
 
 
 class ToolInvocationPart(_PartBase):
-    """A tool call of an assistant message; the result lives in the same part (state ``result``)."""
+    """A tool call of an assistant message; the result lives in the same part (state ``result``).
+
+    ``provider_executed``, ``title`` and ``preliminary`` are Mastra's, kept as given when present.
+    """
 
     type: Literal["tool-invocation"] = "tool-invocation"
     tool_invocation: ToolInvocation
+    provider_executed: Any = None
+    title: Any = None
+    preliminary: Any = None
 
 
 class ReasoningPart(_PartBase):
@@ -147,10 +188,14 @@ class FilePart(_PartBase):
 
 
 class SourcePart(_PartBase):
-    """A cited source in the v2 shape: ``{type: "source", source: {source_type, id, url, title}}``."""
+    """A cited source in the v2 shape: ``{type: "source", source: {sourceType, id, url, title}}``."""
 
     type: Literal["source"] = "source"
     source: dict[str, Any] = Field(default_factory=dict)
+
+    @field_serializer("source")
+    def _source_keys(self, value: dict[str, Any], info: SerializationInfo) -> Any:
+        return _mastra_keys(value) if info.by_alias else value
 
 
 class SourceUrlPart(_PartBase):
@@ -173,9 +218,10 @@ class SourceDocumentPart(_PartBase):
 
 
 class StepStartPart(_PartBase):
-    """Marks the start of a model step."""
+    """Marks the start of a model step (``model``: the model that ran it, when Mastra recorded one)."""
 
     type: Literal["step-start"] = "step-start"
+    model: Any = None
 
 
 class ErrorPart(_PartBase):
@@ -254,6 +300,12 @@ class MessageContentV2(_Record):
     content: str | None = None
     metadata: dict[str, Any] | None = None
     provider_metadata: dict[str, Any] | None = None
+
+    @field_serializer("tool_invocations", "experimental_attachments")
+    def _mirror_keys(self, value: list[Any] | None, info: SerializationInfo) -> Any:
+        if not info.by_alias or value is None:
+            return value
+        return [_mastra_keys(item) if isinstance(item, Mapping) else item for item in value]
 
 
 _clock = StampClock()

@@ -36,9 +36,14 @@ CAMEL = {
                 "toolName": "weather",
                 "args": {"city": "Kyoto"},
                 "result": {"temp": 20},
+                "isError": False,
+                "rawInput": "{}",
             },
+            "providerExecuted": True,
         },
+        {"type": "step-start", "model": "gpt-x"},
         {"type": "file", "mimeType": "image/png", "data": "aGk="},
+        {"type": "source", "source": {"sourceType": "url", "id": "s0", "url": "https://example.org"}},
         {"type": "source-url", "sourceId": "s1", "url": "https://example.com", "title": "Example"},
         {"type": "source-document", "sourceId": "s2", "mediaType": "text/plain", "title": "Notes"},
     ],
@@ -57,7 +62,8 @@ CAMEL = {
     "providerMetadata": {"app": {"v": 2}},
 }
 
-#: The same content as this project stored it before issue 25.
+#: The same content as this project stored it before issue 25 (the untyped dicts -- the toolInvocations
+#: mirror, attachments, a source -- as a Python caller spelled them).
 SNAKE = {
     "format": 2,
     "parts": [
@@ -75,21 +81,26 @@ SNAKE = {
                 "tool_name": "weather",
                 "args": {"city": "Kyoto"},
                 "result": {"temp": 20},
+                "is_error": False,
+                "raw_input": "{}",
             },
+            "provider_executed": True,
         },
+        {"type": "step-start", "model": "gpt-x"},
         {"type": "file", "mime_type": "image/png", "data": "aGk="},
+        {"type": "source", "source": {"source_type": "url", "id": "s0", "url": "https://example.org"}},
         {"type": "source-url", "source_id": "s1", "url": "https://example.com", "title": "Example"},
         {"type": "source-document", "source_id": "s2", "media_type": "text/plain", "title": "Notes"},
     ],
     "content": "Let me check.",
     "metadata": {"k": "v"},
     "provider_metadata": {"app": {"v": 2}},
-    "experimental_attachments": [{"url": "https://example.com/a.png", "contentType": "image/png"}],
+    "experimental_attachments": [{"url": "https://example.com/a.png", "content_type": "image/png"}],
     "tool_invocations": [
         {
             "state": "result",
-            "toolCallId": "call_1",
-            "toolName": "weather",
+            "tool_call_id": "call_1",
+            "tool_name": "weather",
             "args": {"city": "Kyoto"},
             "result": 20,
         }
@@ -145,7 +156,7 @@ async def test_rows_written_in_snake_case_still_read(storage: SQLiteStorage, pat
     db.close()
     page = await storage.list_messages("t1", per_page=False)
     by_id = {m.id: m for m in page.messages}
-    assert by_id["old"].content == by_id["new"].content
+    assert by_id["old"].content.model_dump(by_alias=True) == by_id["new"].content.model_dump(by_alias=True)
     part = by_id["old"].content.parts[1]
     assert isinstance(part, ToolInvocationPart)
     assert (part.tool_invocation.tool_call_id, part.tool_invocation.result) == ("call_1", {"temp": 20})
@@ -155,7 +166,7 @@ async def test_rows_written_in_snake_case_still_read(storage: SQLiteStorage, pat
 
 
 def test_python_names_stay_snake_case() -> None:
-    message = MastraDBMessage.model_validate(_message(CAMEL))
+    message = MastraDBMessage.model_validate(_message(SNAKE))
     part = message.content.parts[1]
     assert isinstance(part, ToolInvocationPart)
     assert part.tool_invocation.tool_name == "weather"
