@@ -66,11 +66,12 @@ def ensure_installed() -> str:
     return node
 
 
-def run_mastra(request: dict[str, Any]) -> dict[str, Any]:
-    """Mastra's answer to ``request`` (see ``mastra/messages.mjs``); the process is bounded by a timeout."""
+def run_mastra(request: dict[str, Any], script: str = "messages.mjs") -> dict[str, Any]:
+    """Mastra's answer to ``request`` from one of the Node scripts in ``mastra/`` (what ``messages.mjs``
+    takes and gives is said at its top); the process is bounded by a timeout."""
     node = ensure_installed()
     done = subprocess.run(
-        [node, "messages.mjs"],
+        [node, script],
         cwd=PROJECT,
         input=json.dumps(request),
         capture_output=True,
@@ -78,6 +79,6 @@ def run_mastra(request: dict[str, Any]) -> dict[str, Any]:
         timeout=NODE_TIMEOUT,
     )
     if done.returncode != 0:
-        raise AssertionError(f"Mastra's script failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+        raise AssertionError(f"Mastra's {script} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer

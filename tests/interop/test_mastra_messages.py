@@ -118,14 +118,14 @@ CASES: dict[str, list[dict[str, Any]]] = {
 
 #: A tool result as its own role "tool" message: docs/spec.md §4.1 folds it into the assistant message
 #: that made the call; Mastra's saveMessages keeps it as an assistant message of its own.
-TOOL_RESULT = [
+TOOL_RESULT: list[dict[str, Any]] = [
     {"role": "user", "content": "Weather in Kyoto?"},
     {"role": "assistant", "content": [{"type": "text", "text": "Let me check."}, CALL]},
     {"role": "tool", "content": [RESULT]},
     {"role": "assistant", "content": "It is 20 degrees in Kyoto."},
 ]
 
-ALL = {**CASES, "tool_result": TOOL_RESULT}
+ALL: dict[str, list[dict[str, Any]]] = {**CASES, "tool_result": TOOL_RESULT}
 
 #: Cases whose stored JSON text is the same key for key, in order. Not "files": Mastra writes an image's
 #: ``data`` before its ``mimeType`` and a file's after it (its order follows the input part's type), while
