@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 from pydantic import model_validator
 from pydantic.alias_generators import to_camel
@@ -74,6 +74,14 @@ class StoreSettings(_Base):
         unknown = sorted({*cls.spellings.values(), *cls.env_fallbacks} - set(cls.model_fields))
         if unknown:
             raise TypeError(f"{cls.__name__}: spellings or env_fallbacks name no field: {', '.join(unknown)}")
+
+    @classmethod
+    def given(cls, settings: Self | str | None) -> Self:
+        """The settings a store's constructor was given: settings as they are, a string as the ``url``
+        field (with the other fields from the environment), or ``None`` for the environment alone."""
+        if isinstance(settings, str):
+            return cls.model_validate({"url": settings})
+        return settings if settings is not None else cls()
 
     @classmethod
     def keyword_spellings(cls) -> dict[str, str]:

@@ -11,13 +11,16 @@ The classes are named as ``"module:Class"`` strings and imported by the first ``
 builds its plugin manager: a plugin must not import its backend's client library there. A module starting
 with ``.`` is relative to the package of the settings model's module (the plugin's own package). A class is
 built as ``Class(settings)`` with the validated settings.
+
+The package's ``__init__.py`` follows the same rule for the classes it exports:
+``__getattr__ = exported_on_use(__name__, {"MyStoreVector": ".store"})`` imports each on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +31,7 @@ from ..hookspecs import hookimpl
 if TYPE_CHECKING:
     from .protocols import RegisterStorage, RegisterVectorStore
 
-__all__ = ["StorePlugin"]
+__all__ = ["StorePlugin", "exported_on_use"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +78,20 @@ class StorePlugin:
 
         build.__qualname__ = build.__name__ = f"build<{path}>"
         return build
+
+
+def exported_on_use(package: str, modules: Mapping[str, str]) -> Callable[[str], object]:
+    """A package's module ``__getattr__`` (PEP 562) that imports each exported name of ``modules`` from its
+    module (``".store"``, relative to ``package``) when it is first asked for.
+
+    mastra-memory imports every installed plugin's package whenever it builds its plugin manager, so the
+    package must not import its backend's client library with the stores that use it.
+    """
+
+    def __getattr__(name: str) -> object:
+        module = modules.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module, package), name)
+
+    return __getattr__

@@ -137,6 +137,16 @@ class MastraVector(VectorArguments, ABC):
                 f"unknown {method} options {sorted(unknown)} for {self.store_name} (it accepts: {accepted})",
             )
 
+    def _count_option(self, key: str, value: object, maximum: int | None = None) -> int:
+        """``value`` of the query option ``key`` (``ef``, ``probes``, ``num_candidates``, ...) if it is a
+        whole number from 1 (to ``maximum``), else the ValidationError an adapter raises before any I/O."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or value > (maximum or value):
+            bounds = "a positive integer" if maximum is None else f"an integer from 1 to {maximum}"
+            raise self._error(
+                ValidationError, "QUERY", "INVALID_ARGS", f"{key} must be {bounds}, got {value!r}"
+            )
+        return value
+
     def _keep_existing(
         self, index: str, existing_dimension: int, existing_metric: str, dimension: int, metric: Metric
     ) -> None:

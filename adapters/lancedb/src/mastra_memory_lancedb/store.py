@@ -111,11 +111,7 @@ class LanceDBVector(MastraVector):
 
     def __init__(self, settings: LanceDBSettings | str | None = None) -> None:
         super().__init__()
-        if settings is None:
-            settings = LanceDBSettings()
-        elif isinstance(settings, str):
-            settings = LanceDBSettings(url=settings)
-        self.settings = settings
+        self.settings = LanceDBSettings.given(settings)
         self._db: Any = None
         self._connect_lock = asyncio.Lock()
         self._tables: dict[str, TableInfo] = {}
@@ -445,9 +441,7 @@ class LanceDBVector(MastraVector):
         options: dict[str, Any],
     ) -> list[QueryResult]:
         for key, value in options.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                message = f"{key} must be a positive integer, got {value!r}"
-                raise self._error(ValidationError, "QUERY", "INVALID_ARGS", message)
+            self._count_option(key, value)
         info = await self._open("QUERY", name)
         flt = self._render(info, native_filter) if native_filter is not None else None
         columns = ["id", "metadata", *(["vector"] if include_vector else [])]

@@ -8,6 +8,8 @@ Select them by name or URL: ``create_vector("mongodb", url="mongodb://...")``,
 
 from __future__ import annotations
 
+from mastra_memory.plugins.store_plugin import exported_on_use
+
 from .capabilities import FERRETDB_CAPABILITIES, MONGODB_CAPABILITIES
 from .settings import MongoDBSettings
 
@@ -21,15 +23,5 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-
-def __getattr__(name: str) -> object:
-    # The stores import pymongo; keep `import mastra_memory_mongodb` cheap for the plugin manager.
-    if name == "MongoDBVector":
-        from .store import MongoDBVector
-
-        return MongoDBVector
-    if name == "MongoDBStorage":
-        from .storage import MongoDBStorage
-
-        return MongoDBStorage
-    raise AttributeError(name)
+# The stores import pymongo; keep `import mastra_memory_mongodb` cheap for the plugin manager.
+__getattr__ = exported_on_use(__name__, {"MongoDBVector": ".store", "MongoDBStorage": ".storage"})

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final, Literal
 
 from mastra_memory.plugins.settings import StoreSettings
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 __all__ = ["ENV_PREFIX", "Dialect", "MongoDBSettings", "SearchMode"]
@@ -50,6 +50,14 @@ _SCHEMES: Final = re.compile(r"^mongodb(\+srv)?://", re.IGNORECASE)
 _PASSWORD: Final = re.compile(r"(://[^:/@]*:)[^@/]*@")
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,40}$")
 _DB_NAME: Final = re.compile(r"^[^/\\. \"$*<>:|?\x00]{1,63}$")
+#: The names MongoDB restricts, by field: the pattern and what the message says of a name that fails it.
+_NAMES: Final = {
+    "db_name": (_DB_NAME, 'is not a MongoDB database name (1-63 characters, none of /\\. "$*<>:|?)'),
+    "collection_prefix": (
+        _PREFIX,
+        "must be 1-41 letters, digits, '_', '.' or '-' and not start with '.' or '-'",
+    ),
+}
 
 
 class MongoDBSettings(StoreSettings):
@@ -102,23 +110,12 @@ class MongoDBSettings(StoreSettings):
             raise ValueError("url must be a MongoDB connection string (mongodb:// or mongodb+srv://)")
         return value
 
-    @field_validator("db_name")
+    @field_validator("db_name", "collection_prefix")
     @classmethod
-    def _database(cls, value: str) -> str:
-        if not _DB_NAME.fullmatch(value):
-            raise ValueError(
-                f'db_name {value!r} is not a MongoDB database name (1-63 characters, none of /\\. "$*<>:|?)'
-            )
-        return value
-
-    @field_validator("collection_prefix")
-    @classmethod
-    def _prefix(cls, value: str) -> str:
-        if not _PREFIX.fullmatch(value):
-            raise ValueError(
-                f"collection_prefix {value!r} must be 1-41 letters, digits, '_', '.' or '-' and not "
-                "start with '.' or '-'"
-            )
+    def _name(cls, value: str, info: ValidationInfo) -> str:
+        pattern, rule = _NAMES[info.field_name or ""]
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{info.field_name} {value!r} {rule}")
         return value
 
     @field_validator("filter_fields")

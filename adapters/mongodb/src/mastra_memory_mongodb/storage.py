@@ -99,6 +99,17 @@ def _resource(doc: Document) -> Resource:
     )
 
 
+def _document(record: Thread | Resource, kind: str, **fields: Any) -> Document:
+    """The stored document of a thread or resource: its own ``fields``, then what both kinds store (the
+    metadata as JSON text and the two timestamps)."""
+    return {
+        **fields,
+        "metadata": codec.json_text_or_none(record.metadata, f"metadata of {kind} {record.id}"),
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+    }
+
+
 def _in(ids: Sequence[str]) -> Any:
     return ids[0] if len(ids) == 1 else {"$in": list(ids)}
 
@@ -130,9 +141,7 @@ class MongoDBStorage(MemoryStorage):
     store_name = STORE
 
     def __init__(self, settings: MongoDBSettings | str | None = None) -> None:
-        if isinstance(settings, str):
-            settings = MongoDBSettings(url=settings)
-        self.settings = settings if settings is not None else MongoDBSettings()
+        self.settings = MongoDBSettings.given(settings)
         self._conn = Connection(self.settings)
         self._ready = False
 
@@ -255,18 +264,8 @@ class MongoDBStorage(MemoryStorage):
         return {doc["_id"]: _thread(doc) async for doc in cursor}
 
     async def _write_thread(self, tx: _Tx, thread: Thread) -> None:
-        await tx.threads.replace_one(
-            {"_id": thread.id},
-            {
-                "resource_id": thread.resource_id,
-                "title": thread.title,
-                "metadata": codec.json_text_or_none(thread.metadata, f"metadata of thread {thread.id}"),
-                "created_at": thread.created_at,
-                "updated_at": thread.updated_at,
-            },
-            upsert=True,
-            session=tx.session,
-        )
+        document = _document(thread, "thread", resource_id=thread.resource_id, title=thread.title)
+        await tx.threads.replace_one({"_id": thread.id}, document, upsert=True, session=tx.session)
 
     async def _delete_thread(self, tx: _Tx, thread_id: str) -> None:
         await tx.messages.delete_many({"thread_id": thread_id}, session=tx.session)
@@ -422,14 +421,5 @@ class MongoDBStorage(MemoryStorage):
         return None if doc is None else _resource(doc)
 
     async def _write_resource(self, tx: _Tx, resource: Resource) -> None:
-        await tx.resources.replace_one(
-            {"_id": resource.id},
-            {
-                "working_memory": resource.working_memory,
-                "metadata": codec.json_text_or_none(resource.metadata, f"metadata of resource {resource.id}"),
-                "created_at": resource.created_at,
-                "updated_at": resource.updated_at,
-            },
-            upsert=True,
-            session=tx.session,
-        )
+        document = _document(resource, "resource", working_memory=resource.working_memory)
+        await tx.resources.replace_one({"_id": resource.id}, document, upsert=True, session=tx.session)

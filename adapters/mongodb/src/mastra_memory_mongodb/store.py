@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mastra_memory.capabilities import AdapterCapabilities, Metric
-from mastra_memory.errors import CapabilityError, MastraMemoryError, ValidationError, VectorStoreError
+from mastra_memory.errors import CapabilityError, MastraMemoryError, VectorStoreError
 from mastra_memory.filters import matches, parse
 from mastra_memory.filters.ast import And, Comparison, ElemMatch, Nor, Not, Or, Regex
 from mastra_memory.filters.numbers import in_int64
@@ -147,9 +147,7 @@ class MongoDBVector(MastraVector):
 
     def __init__(self, settings: MongoDBSettings | str | None = None) -> None:
         super().__init__()
-        if isinstance(settings, str):
-            settings = MongoDBSettings(url=settings)
-        self.settings = settings if settings is not None else MongoDBSettings()
+        self.settings = MongoDBSettings.given(settings)
         if self.settings.dialect == "ferretdb" and self.settings.search_mode == "atlas":
             raise CapabilityError(
                 "FerretDB has no Atlas Vector Search ($vectorSearch); use search_mode='exact' or 'auto'"
@@ -476,11 +474,7 @@ class MongoDBVector(MastraVector):
     def _num_candidates(self, top_k: int, options: Mapping[str, Any]) -> int:
         given = options.get("num_candidates", options.get("numCandidates"))
         if given is not None:
-            if isinstance(given, bool) or not isinstance(given, int) or given < 1:
-                raise self._error(
-                    ValidationError, "QUERY", "INVALID_ARGS",
-                    f"num_candidates must be a positive integer, got {given!r}",
-                )  # fmt: skip
+            given = self._count_option("num_candidates", given)
             return max(top_k, min(given, self.settings.max_num_candidates))
         wanted = max(100, top_k * self.settings.num_candidates_factor)
         return max(top_k, min(wanted, self.settings.max_num_candidates))

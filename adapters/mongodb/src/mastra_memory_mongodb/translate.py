@@ -97,22 +97,23 @@ def _is_constant(doc: Document, value: Document) -> bool:
     return doc == value
 
 
-def _all_of(parts: Sequence[Document]) -> Document:
-    parts = [p for p in parts if not _is_constant(p, TRUE)]
-    if any(_is_constant(p, FALSE) for p in parts):
-        return dict(FALSE)
+def _combined(operator: str, parts: Sequence[Document], unit: Document, absorbing: Document) -> Document:
+    """``parts`` joined by ``operator``, folded: ``unit`` parts are dropped and one ``absorbing`` part is
+    the answer (``TRUE`` and ``FALSE`` for ``$and``, the other way round for ``$or``)."""
+    parts = [p for p in parts if not _is_constant(p, unit)]
+    if any(_is_constant(p, absorbing) for p in parts):
+        return dict(absorbing)
     if not parts:
-        return dict(TRUE)
-    return parts[0] if len(parts) == 1 else {"$and": list(parts)}
+        return dict(unit)
+    return parts[0] if len(parts) == 1 else {operator: list(parts)}
+
+
+def _all_of(parts: Sequence[Document]) -> Document:
+    return _combined("$and", parts, TRUE, FALSE)
 
 
 def _any_of(parts: Sequence[Document]) -> Document:
-    parts = [p for p in parts if not _is_constant(p, FALSE)]
-    if any(_is_constant(p, TRUE) for p in parts):
-        return dict(TRUE)
-    if not parts:
-        return dict(FALSE)
-    return parts[0] if len(parts) == 1 else {"$or": list(parts)}
+    return _combined("$or", parts, FALSE, TRUE)
 
 
 def _none_of(parts: Sequence[Document]) -> Document:

@@ -6,7 +6,9 @@ Build a store with ``mastra_memory.create_vector("opensearch", url="http://local
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mastra_memory.plugins.store_plugin import exported_on_use
 
 from .capabilities import OPENSEARCH_CAPABILITIES
 from .settings import OpenSearchSettings
@@ -17,10 +19,5 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = ["OPENSEARCH_CAPABILITIES", "OpenSearchSettings", "OpenSearchVector", "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "OpenSearchVector":  # imported on use: it pulls in opensearch-py
-        from .store import OpenSearchVector
-
-        return OpenSearchVector
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on use: the store pulls in opensearch-py.
+__getattr__ = exported_on_use(__name__, {"OpenSearchVector": ".store"})

@@ -464,11 +464,7 @@ class OpenSearchVector(MastraVector):
         ef = options.get("ef", info.ef_search)
         if ef is None:
             ef = default_ef(top_k, info.m)
-        if isinstance(ef, bool) or not isinstance(ef, int) or ef < 1:
-            raise self._error(
-                ValidationError, "QUERY", "INVALID_ARGS", f"ef must be a positive integer, got {ef!r}"
-            )
-        return ef
+        return self._count_option("ef", ef)
 
     async def _search(self, name: str, body: dict[str, Any]) -> list[dict[str, Any]]:
         reply = await self._send("QUERY", name, self.client.search(index=self._index(name), body=body))

@@ -69,22 +69,25 @@ _AFTER_COLON: Final = ";"
 _LONG_RANGE_LIMIT: Final = SHORT_STRING_BYTES - 4
 
 
-def _all_of(clauses: Sequence[Clause]) -> Clause:
-    if any(c == MATCH_NONE for c in clauses):
-        return MATCH_NONE
-    kept = [c for c in clauses if c != MATCH_ALL]
+def _combined(
+    occur: str, clauses: Sequence[Clause], unit: Clause, absorbing: Clause, **options: Any
+) -> Clause:
+    """The ``bool`` query of ``clauses`` under ``occur``, folded: ``unit`` clauses are dropped, one
+    ``absorbing`` clause is the answer and a single clause stands alone."""
+    if any(c == absorbing for c in clauses):
+        return absorbing
+    kept = [c for c in clauses if c != unit]
     if not kept:
-        return MATCH_ALL
-    return kept[0] if len(kept) == 1 else {"bool": {"filter": kept}}
+        return unit
+    return kept[0] if len(kept) == 1 else {"bool": {occur: kept, **options}}
+
+
+def _all_of(clauses: Sequence[Clause]) -> Clause:
+    return _combined("filter", clauses, MATCH_ALL, MATCH_NONE)
 
 
 def _any_of(clauses: Sequence[Clause]) -> Clause:
-    if any(c == MATCH_ALL for c in clauses):
-        return MATCH_ALL
-    kept = [c for c in clauses if c != MATCH_NONE]
-    if not kept:
-        return MATCH_NONE
-    return kept[0] if len(kept) == 1 else {"bool": {"should": kept, "minimum_should_match": 1}}
+    return _combined("should", clauses, MATCH_NONE, MATCH_ALL, minimum_should_match=1)
 
 
 def _none_of(clauses: Sequence[Clause]) -> Clause:

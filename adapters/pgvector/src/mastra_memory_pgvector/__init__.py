@@ -7,6 +7,8 @@ Select them by name or URL: ``create_vector("pgvector", url="postgresql://...")`
 
 from __future__ import annotations
 
+from mastra_memory.plugins.store_plugin import exported_on_use
+
 from .capabilities import PGVECTOR_CAPABILITIES
 from .settings import PgVectorSettings
 
@@ -14,15 +16,5 @@ __all__ = ["PGVECTOR_CAPABILITIES", "PgStorage", "PgVector", "PgVectorSettings"]
 
 __version__ = "0.1.0"
 
-
-def __getattr__(name: str) -> object:
-    # The stores import psycopg; keep `import mastra_memory_pgvector` cheap for the plugin manager.
-    if name == "PgVector":
-        from .store import PgVector
-
-        return PgVector
-    if name == "PgStorage":
-        from .storage import PgStorage
-
-        return PgStorage
-    raise AttributeError(name)
+# The stores import psycopg; keep `import mastra_memory_pgvector` cheap for the plugin manager.
+__getattr__ = exported_on_use(__name__, {"PgVector": ".store", "PgStorage": ".storage"})

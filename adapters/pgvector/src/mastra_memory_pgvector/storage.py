@@ -48,6 +48,8 @@ _RESOURCE_COLUMNS: Final = ", ".join(codec.RESOURCE_COLUMNS)
 _TEXT_LIMIT: Final = "cannot contain U+0000 or unpaired surrogates in PostgreSQL"
 
 Row = tuple[Any, ...]
+#: An SQL condition and its parameters.
+Where = tuple[str, list[Any]]
 
 
 def metadata_fragments(flt: Mapping[str, Any] | None) -> list[str]:
@@ -72,6 +74,17 @@ def metadata_fragments(flt: Mapping[str, Any] | None) -> list[str]:
     return patterns
 
 
+def _upsert(table: str, columns: Sequence[str]) -> str:
+    """The statement writing a row of ``columns`` (``id`` first): inserted, or replacing the other columns
+    of the row with that id."""
+    updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in columns[1:])
+    placeholders = ", ".join(["%s"] * len(columns))
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders}) "
+        f"ON CONFLICT (id) DO UPDATE SET {updates}"
+    )
+
+
 def _one_or_many(ids: list[str]) -> tuple[str, str | list[str]]:
     """``= %s`` for one id (a plain primary-key lookup), else ``= ANY`` of a text array."""
     return ("= %s", ids[0]) if len(ids) == 1 else ("= ANY(%s::text[])", ids)
@@ -89,9 +102,7 @@ class PgStorage(MemoryStorage):
     store_name = STORE
 
     def __init__(self, settings: PgVectorSettings | str | None = None) -> None:
-        if isinstance(settings, str):
-            settings = PgVectorSettings(url=settings)
-        self.settings = settings if settings is not None else PgVectorSettings()
+        self.settings = PgVectorSettings.given(settings)
         schema = quote_ident(self.settings.schema_name)
         self._schema = schema
         self._threads = f"{schema}.mastra_threads"
@@ -164,31 +175,54 @@ class PgStorage(MemoryStorage):
         return list(await cursor.fetchall())
 
     @staticmethod
-    async def _count(conn: Connection, sql: str, params: Sequence[Any]) -> int:
-        cursor = await conn.execute(sql, params)
+    async def _count(conn: Connection, table: str, where: Where) -> int:
+        condition, params = where
+        cursor = await conn.execute(f"SELECT count(*) FROM {table} WHERE {condition}", params)
         row = await cursor.fetchone()
         return int(row[0]) if row else 0
+
+    async def _page(
+        self,
+        conn: Connection,
+        columns: str,
+        table: str,
+        where: Where,
+        order: str,
+        offset: int,
+        limit: int | None,
+    ) -> list[Row]:
+        """The rows of ``table`` matching ``where`` in ``order``, from ``offset`` (``LIMIT NULL``: all)."""
+        condition, params = where
+        return await self._rows(
+            conn,
+            f"SELECT {columns} FROM {table} WHERE {condition} ORDER BY {order} LIMIT %s OFFSET %s",
+            [*params, limit, offset],
+        )
+
+    async def _by_id(
+        self, conn: Connection, columns: str, table: str, ids: list[str], order: str, *, lock: bool
+    ) -> list[Row]:
+        """The rows of ``table`` with these ids in ``order``, locked for the transaction when ``lock``."""
+        match, param = _one_or_many(ids)
+        return await self._rows(
+            conn,
+            f"SELECT {columns} FROM {table} WHERE id {match} ORDER BY {order}"
+            + (" FOR UPDATE" if lock else ""),
+            (param,),
+        )
 
     # -- threads
 
     async def _load_threads(
         self, conn: Connection, thread_ids: Sequence[str], *, lock: bool = False
     ) -> dict[str, Thread]:
-        match, param = _one_or_many(self._existing(thread_ids))
-        rows = await self._rows(
-            conn,
-            f"SELECT {_THREAD_COLUMNS} FROM {self._threads} WHERE id {match} ORDER BY id"
-            + (" FOR UPDATE" if lock else ""),
-            (param,),
-        )
+        ids = self._existing(thread_ids)
+        rows = await self._by_id(conn, _THREAD_COLUMNS, self._threads, ids, "id", lock=lock)
         return {row[0]: codec.thread_from_row(row) for row in rows}
 
     async def _write_thread(self, conn: Connection, thread: Thread) -> None:
         await conn.execute(
-            f"INSERT INTO {self._threads} ({_THREAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (id) DO UPDATE SET resource_id = EXCLUDED.resource_id, title = EXCLUDED.title, "
-            "metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = "
-            "EXCLUDED.updated_at",
+            _upsert(self._threads, codec.THREAD_COLUMNS),
             (
                 thread.id,
                 thread.resource_id,
@@ -204,7 +238,7 @@ class PgStorage(MemoryStorage):
         await conn.execute(f"DELETE FROM {self._threads} WHERE id = %s", (thread_id,))
 
     @staticmethod
-    def _thread_where(q: ListThreadsQuery) -> tuple[str, list[Any]]:
+    def _thread_where(q: ListThreadsQuery) -> Where:
         clauses, params = (["TRUE"], []) if q.resource_id is None else (["resource_id = %s"], [q.resource_id])
         for fragment in metadata_fragments(q.metadata):
             clauses.append("metadata LIKE %s ESCAPE '\\'")
@@ -212,25 +246,20 @@ class PgStorage(MemoryStorage):
         return " AND ".join(clauses), params
 
     async def _count_threads(self, conn: Connection, query: ListThreadsQuery) -> int:
-        where, params = self._thread_where(query)
-        return await self._count(conn, f"SELECT count(*) FROM {self._threads} WHERE {where}", params)
+        return await self._count(conn, self._threads, self._thread_where(query))
 
     async def _find_threads(
         self, conn: Connection, query: ListThreadsQuery, offset: int, limit: int | None
     ) -> list[Thread]:
-        where, params = self._thread_where(query)
+        where = self._thread_where(query)
         direction = query.order.direction
-        rows = await self._rows(
-            conn,
-            f"SELECT {_THREAD_COLUMNS} FROM {self._threads} WHERE {where} "
-            f"ORDER BY {query.order.field} {direction}, id {direction} LIMIT %s OFFSET %s",
-            [*params, limit, offset],
-        )
+        order = f"{query.order.field} {direction}, id {direction}"
+        rows = await self._page(conn, _THREAD_COLUMNS, self._threads, where, order, offset, limit)
         return [codec.thread_from_row(row) for row in rows]
 
     # -- messages: reads
 
-    def _base_where(self, q: ListMessagesQuery) -> tuple[str, list[Any]]:
+    def _base_where(self, q: ListMessagesQuery) -> Where:
         """The §4.3 step 3 predicate without the metadata filter."""
         clauses: list[str] = []
         params: list[Any] = []
@@ -250,19 +279,15 @@ class PgStorage(MemoryStorage):
         return " AND ".join(clauses) or "TRUE", params
 
     async def _count_messages(self, conn: Connection, query: ListMessagesQuery) -> int:
-        where, params = self._base_where(query)
-        return await self._count(conn, f"SELECT count(*) FROM {self._messages} WHERE {where}", params)
+        return await self._count(conn, self._messages, self._base_where(query))
 
     async def _find_messages(
         self, conn: Connection, query: ListMessagesQuery, offset: int, limit: int | None
     ) -> list[MastraDBMessage]:
-        where, params = self._base_where(query)
-        order = query.order.direction
-        rows = await self._rows(
-            conn,
-            f"SELECT {_MESSAGE_COLUMNS} FROM {self._messages} WHERE {where} "
-            f"ORDER BY created_at {order}, id {order} LIMIT %s OFFSET %s",
-            [*params, limit, offset],
+        direction = query.order.direction
+        order = f"created_at {direction}, id {direction}"
+        rows = await self._page(
+            conn, _MESSAGE_COLUMNS, self._messages, self._base_where(query), order, offset, limit
         )
         return [codec.message_from_row(row) for row in rows]
 
@@ -281,13 +306,8 @@ class PgStorage(MemoryStorage):
     async def _messages_by_id(
         self, conn: Connection, message_ids: Sequence[str], *, lock: bool = False
     ) -> list[MastraDBMessage]:
-        match, param = _one_or_many(self._existing(message_ids))
-        rows = await self._rows(
-            conn,
-            f"SELECT {_MESSAGE_COLUMNS} FROM {self._messages} WHERE id {match} ORDER BY created_at, id"
-            + (" FOR UPDATE" if lock else ""),
-            (param,),
-        )
+        ids = self._existing(message_ids)
+        rows = await self._by_id(conn, _MESSAGE_COLUMNS, self._messages, ids, "created_at, id", lock=lock)
         return [codec.message_from_row(row) for row in rows]
 
     async def _neighbours(
@@ -320,14 +340,7 @@ class PgStorage(MemoryStorage):
                 )
             )
         async with conn.cursor() as cursor:
-            await cursor.executemany(
-                f"INSERT INTO {self._messages} ({_MESSAGE_COLUMNS}, metadata) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (id) DO UPDATE SET thread_id = EXCLUDED.thread_id, "
-                "resource_id = EXCLUDED.resource_id, role = EXCLUDED.role, type = EXCLUDED.type, "
-                "content = EXCLUDED.content, created_at = EXCLUDED.created_at, metadata = EXCLUDED.metadata",
-                rows,
-            )
+            await cursor.executemany(_upsert(self._messages, (*codec.MESSAGE_COLUMNS, "metadata")), rows)
 
     async def _delete_messages(self, conn: Connection, message_ids: Sequence[str]) -> set[str]:
         owners = await self._rows(
@@ -347,20 +360,12 @@ class PgStorage(MemoryStorage):
             await conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"mastra_resource:{resource_id}",)
             )
-        rows = await self._rows(
-            conn,
-            f"SELECT {_RESOURCE_COLUMNS} FROM {self._resources} WHERE id = %s"
-            + (" FOR UPDATE" if lock else ""),
-            (resource_id,),
-        )
+        rows = await self._by_id(conn, _RESOURCE_COLUMNS, self._resources, [resource_id], "id", lock=lock)
         return codec.resource_from_row(rows[0]) if rows else None
 
     async def _write_resource(self, conn: Connection, resource: Resource) -> None:
         await conn.execute(
-            f"INSERT INTO {self._resources} ({_RESOURCE_COLUMNS}) VALUES (%s, %s, %s, %s, %s) "
-            "ON CONFLICT (id) DO UPDATE SET working_memory = EXCLUDED.working_memory, "
-            "metadata = EXCLUDED.metadata, created_at = EXCLUDED.created_at, updated_at = "
-            "EXCLUDED.updated_at",
+            _upsert(self._resources, codec.RESOURCE_COLUMNS),
             (
                 resource.id,
                 resource.working_memory,

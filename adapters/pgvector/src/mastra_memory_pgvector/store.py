@@ -107,9 +107,7 @@ class PgVector(MastraVector):
 
     def __init__(self, settings: PgVectorSettings | str | None = None) -> None:
         super().__init__()
-        if isinstance(settings, str):
-            settings = PgVectorSettings(url=settings)
-        self.settings = settings if settings is not None else PgVectorSettings()
+        self.settings = PgVectorSettings.given(settings)
         self.schema = self.settings.schema_name
         self._db = PgDatabase(self.settings, self._setup)
         self._pgvector: tuple[int, ...] = (0,)
@@ -429,16 +427,8 @@ class PgVector(MastraVector):
         op = "QUERY"
         for key in ("ef", "probes"):
             value = options.get(key)
-            limit = 1000 if key == "ef" else 32_768
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit
-            ):
-                raise self._error(
-                    ValidationError,
-                    op,
-                    "INVALID_ARGS",
-                    f"{key} must be an integer from 1 to {limit}, got {value!r}",
-                )
+            if value is not None:
+                self._count_option(key, value, 1000 if key == "ef" else 32_768)
         flt = self._filter(native_filter) if native_filter is not None else None
         query_text = None if vector is None else vector_text(vector)
         exact_only = bool(options.get("exact"))

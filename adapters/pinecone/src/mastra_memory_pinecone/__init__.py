@@ -7,7 +7,9 @@ directly; ``mastra_memory.sync.wrap(store)`` is its blocking facade.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mastra_memory.plugins.store_plugin import exported_on_use
 
 from .capabilities import PINECONE_CAPABILITIES
 from .settings import PineconeSettings
@@ -18,10 +20,5 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = ["PINECONE_CAPABILITIES", "PineconeSettings", "PineconeVector", "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "PineconeVector":  # imported on use: it pulls in the pinecone SDK
-        from .store import PineconeVector
-
-        return PineconeVector
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on use: the store pulls in the pinecone SDK.
+__getattr__ = exported_on_use(__name__, {"PineconeVector": ".store"})

@@ -98,30 +98,27 @@ def none_hold(children: list[Tree]) -> Tree:
     return all_of([negate(c) for c in children])
 
 
-def all_of(children: list[Tree]) -> Tree:
+def _combined(group: type[AllOf | AnyOf], children: list[Tree], unit: bool) -> Tree:
+    """``children`` as one ``group``, flattened and folded: constants equal to ``unit`` (true for
+    :class:`AllOf`, false for :class:`AnyOf`) are dropped and the other constant is the answer."""
     flat: list[Tree] = []
     for child in children:
         if isinstance(child, Const):
-            if not child.value:
-                return FALSE
+            if child.value != unit:
+                return child
             continue
-        flat.extend(child.children if isinstance(child, AllOf) else (child,))
+        flat.extend(child.children if isinstance(child, group) else (child,))
     if not flat:
-        return TRUE
-    return flat[0] if len(flat) == 1 else AllOf(tuple(flat))
+        return Const(unit)
+    return flat[0] if len(flat) == 1 else group(tuple(flat))
+
+
+def all_of(children: list[Tree]) -> Tree:
+    return _combined(AllOf, children, True)
 
 
 def any_of(children: list[Tree]) -> Tree:
-    flat: list[Tree] = []
-    for child in children:
-        if isinstance(child, Const):
-            if child.value:
-                return TRUE
-            continue
-        flat.extend(child.children if isinstance(child, AnyOf) else (child,))
-    if not flat:
-        return FALSE
-    return flat[0] if len(flat) == 1 else AnyOf(tuple(flat))
+    return _combined(AnyOf, children, False)
 
 
 def render(tree: Tree) -> dict[str, Any]:

@@ -7,7 +7,9 @@ Modes: a Qdrant server (``url`` + ``api_key``), qdrant-client's local mode (``pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mastra_memory.plugins.store_plugin import exported_on_use
 
 from .capabilities import QDRANT_CAPABILITIES
 from .settings import QdrantSettings
@@ -18,10 +20,5 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = ["QDRANT_CAPABILITIES", "QdrantSettings", "QdrantVector", "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "QdrantVector":  # imported on use: it pulls in qdrant-client
-        from .store import QdrantVector
-
-        return QdrantVector
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on use: the store pulls in qdrant-client.
+__getattr__ = exported_on_use(__name__, {"QdrantVector": ".store"})

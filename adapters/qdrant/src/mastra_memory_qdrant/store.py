@@ -37,7 +37,6 @@ from typing import Any, ClassVar, Final
 
 import numpy as np
 from mastra_memory.capabilities import AdapterCapabilities, Metric
-from mastra_memory.errors import ValidationError
 from mastra_memory.filters.numbers import integer_out_of_range
 from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
@@ -237,10 +236,7 @@ class QdrantVector(MastraVector):
         ef = options.get("ef", self._ef.get(name))
         if ef is None:
             ef = default_ef(top_k, info.m or DEFAULT_M)
-        if isinstance(ef, bool) or not isinstance(ef, int) or ef < 1:
-            raise self._error(
-                ValidationError, "QUERY", "INVALID_ARGS", f"ef must be a positive integer, got {ef!r}"
-            )
+        ef = self._count_option("ef", ef)
         exact = bool(options.get("exact", False)) or info.m == 0
         flt = self._filter(native_filter)
         query = vector.tolist()

@@ -7,7 +7,9 @@ against Adobe S3Mock (an emulator); see ``docs/adapters/s3vectors.md``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mastra_memory.plugins.store_plugin import exported_on_use
 
 from .capabilities import S3VECTORS_CAPABILITIES
 from .settings import S3VectorsSettings
@@ -18,10 +20,5 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 __all__ = ["S3VECTORS_CAPABILITIES", "S3VectorsSettings", "S3VectorsVector", "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "S3VectorsVector":  # imported on use: it pulls in numpy and the filter translator
-        from .store import S3VectorsVector
-
-        return S3VectorsVector
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on use: the store pulls in numpy and the filter translator.
+__getattr__ = exported_on_use(__name__, {"S3VectorsVector": ".store"})

@@ -32,7 +32,7 @@ import asyncio
 import functools
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeVar, get_args
@@ -422,19 +422,25 @@ class S3VectorsVector(MastraVector):
     async def _vectors(self, name: str, keys: Sequence[str]) -> dict[str, list[float]]:
         return {v["key"]: [float(x) for x in v["data"]["float32"]] for v in await self._get(name, keys)}
 
-    async def _scan(self, name: str) -> list[tuple[str, dict[str, Any]]]:
-        """Every (key, stored metadata) of the index, 1,000 per ListVectors page."""
-        out: list[tuple[str, dict[str, Any]]] = []
+    async def _listed(self, name: str, *, metadata: bool) -> AsyncIterator[list[dict[str, Any]]]:
+        """The vectors of the index without their data, one ListVectors page (1,000) at a time."""
         token: str | None = None
         while True:
-            request: dict[str, Any] = dict(maxResults=LIST_PAGE, returnData=False, returnMetadata=True)
+            request: dict[str, Any] = dict(maxResults=LIST_PAGE, returnData=False, returnMetadata=metadata)
             if token:
                 request["nextToken"] = token
             reply = await self._index_call("list_vectors", name, **request)
-            out.extend((v["key"], v.get("metadata") or {}) for v in reply.get("vectors", []))
+            yield reply.get("vectors", [])
             token = reply.get("nextToken")
             if not token:
-                return out
+                return
+
+    async def _scan(self, name: str) -> list[tuple[str, dict[str, Any]]]:
+        """Every (key, stored metadata) of the index."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        async for page in self._listed(name, metadata=True):
+            out.extend((v["key"], v.get("metadata") or {}) for v in page)
+        return out
 
     async def _matching(self, name: str, flt: S3Filter) -> list[tuple[str, dict[str, Any]]]:
         """(key, caller metadata) of every record the filter matches, decided by the reference evaluator."""
@@ -474,16 +480,8 @@ class S3VectorsVector(MastraVector):
             self._infos.pop(name, None)
             raise self._not_found("DESCRIBE_INDEX", name)
         count = 0
-        token: str | None = None
-        while True:
-            request: dict[str, Any] = dict(maxResults=LIST_PAGE, returnData=False, returnMetadata=False)
-            if token:
-                request["nextToken"] = token
-            reply = await self._index_call("list_vectors", name, **request)
-            count += len(reply.get("vectors", []))
-            token = reply.get("nextToken")
-            if not token:
-                break
+        async for page in self._listed(name, metadata=False):
+            count += len(page)
         return IndexStats(dimension=info.dimension, count=count, metric=info.metric)
 
     async def _delete_index(self, name: str) -> None:
