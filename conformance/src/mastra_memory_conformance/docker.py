@@ -14,14 +14,13 @@ import os
 import shutil
 import socket
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from .targets import ConformanceTarget, TargetSettings, TargetUnavailable
+from .targets import ConformanceTarget, TargetSettings, TargetUnavailable, provisioned_target
 
 __all__ = [
     "COMPOSE_FILE_NAME",
@@ -173,8 +172,14 @@ def docker_target(
         )
     spec = known
 
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
+    @provisioned_target(
+        name or f"{adapter}-docker",
+        adapter,
+        "docker",
+        description=description or f"{service} from the kit's pinned docker-compose.yml (testcontainers)",
+        has_storage=storage_settings is not None,
+    )
+    def target(tmp: Path) -> Iterator[TargetSettings]:
         reason = docker_unavailable_reason()
         if reason is not None:
             raise TargetUnavailable(reason)
@@ -202,11 +207,4 @@ def docker_target(
         finally:
             environment.stop()
 
-    return ConformanceTarget(
-        name=name or f"{adapter}-docker",
-        adapter=adapter,
-        kind="docker",
-        provision=provision,
-        description=description or f"{service} from the kit's pinned docker-compose.yml (testcontainers)",
-        has_storage=storage_settings is not None,
-    )
+    return target

@@ -2,9 +2,10 @@
 started with its output in a log file, waited for until it answers, and stopped by its PID.
 
 The servers themselves live with their adapters, in each adapter's ``testing`` subpackage (OpenSearch,
-FerretDB, S3Mock). Each is built once into a cache keyed by its version (:func:`cache_dir`:
-``~/.cache/mastra-memory/``, or ``$MASTRA_MEMORY_CACHE_DIR``), then started per use on a free loopback port in
-a temporary directory and stopped by PID. A missing toolchain or a failed build raises
+FerretDB, S3Mock). Each is built once into a cache keyed by its version (:func:`cached_build`, in
+:func:`cache_dir`: ``~/.cache/mastra-memory/``, or ``$MASTRA_MEMORY_CACHE_DIR``), then started per use on a
+free loopback port in a temporary directory and stopped by PID (:func:`running_server`); those that run in a
+JVM share :mod:`mastra_memory_conformance.jvm` too. A missing toolchain or a failed build raises
 :class:`~mastra_memory_conformance.targets.TargetUnavailable` with the precise reason. Importing this module
 starts nothing.
 """
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import IO, Any, Final
 
 from .targets import TargetUnavailable
 
@@ -29,6 +30,7 @@ __all__ = [
     "ServerProcess",
     "build_lock",
     "cache_dir",
+    "cached_build",
     "free_port",
     "log_tail",
     "require_tool",
@@ -108,6 +110,49 @@ def log_tail(path: Path, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def cached_build(*parts: str, build: Callable[[Path, Path], str], product: str | None = None) -> Path:
+    """The build directory ``cache_dir(*parts)``, built first unless a finished build is there (its
+    :data:`COMPLETE_MARKER`, and the file ``product`` inside it when given).
+
+    The build holds the directory's lock (:func:`build_lock`), so parallel test processes build only once:
+    one that waited for another's build finds it finished. ``build(directory, log)`` does the work, with its
+    steps' output in ``log`` (``build.log`` there, emptied first), and returns the text of the marker, which
+    is written last, so that an interrupted build is redone.
+    """
+    directory = cache_dir(*parts)
+
+    def finished() -> bool:
+        return (directory / COMPLETE_MARKER).is_file() and (
+            product is None or (directory / product).is_file()
+        )
+
+    if finished():
+        return directory
+    with build_lock(directory):
+        if finished():
+            return directory
+        log = directory / "build.log"
+        log.unlink(missing_ok=True)
+        marker = build(directory, log)
+        (directory / COMPLETE_MARKER).write_text(marker)
+    return directory
+
+
+def _spawn(
+    command: Sequence[str], *, cwd: Path, out: IO[Any], env: Mapping[str, str] | None, new_session: bool
+) -> subprocess.Popen[bytes]:
+    """``command`` started with no input and both its output streams into ``out``."""
+    return subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=new_session,
+    )
+
+
 def run_build(
     command: Sequence[str], *, cwd: Path, log: Path, what: str, env: Mapping[str, str] | None = None
 ) -> None:
@@ -116,19 +161,16 @@ def run_build(
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(command)}\n")
         out.flush()
-        result = subprocess.run(
-            list(command),
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    if result.returncode != 0:
+        process = _spawn(command, cwd=cwd, out=out, env=env, new_session=False)
+        try:
+            returncode = process.wait()
+        except BaseException:  # interrupted: the step must not outlive the build
+            process.kill()
+            process.wait()
+            raise
+    if returncode != 0:
         raise TargetUnavailable(
-            f"{what} failed (exit {result.returncode}: {' '.join(command)}); full log in {log}:\n"
-            f"{log_tail(log)}"
+            f"{what} failed (exit {returncode}: {' '.join(command)}); full log in {log}:\n{log_tail(log)}"
         )
 
 
@@ -189,21 +231,16 @@ def running_server(
     timeout: float,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[ServerProcess]:
-    """Start ``command`` (output to ``log``), wait until ``ready()``, yield it, and stop it on exit."""
+    """Start ``command`` (output to ``log``), wait until ``ready()``, yield it, and stop it on exit.
+
+    It waits ``timeout`` seconds, or ``$MASTRA_MEMORY_SERVER_START_TIMEOUT`` (:func:`start_timeout`).
+    """
     with open(log, "ab") as out:
-        process = subprocess.Popen(
-            list(command),
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            # Its own session: a Ctrl-C in the test terminal reaches pytest, which then stops the server.
-            start_new_session=True,
-        )
+        # Its own session: a Ctrl-C in the test terminal reaches pytest, which then stops the server.
+        process = _spawn(command, cwd=cwd, out=out, env=env, new_session=True)
     server = ServerProcess(name, process, log)
     try:
-        server.wait_ready(ready, timeout)
+        server.wait_ready(ready, start_timeout(timeout))
         yield server
     finally:
         server.stop()

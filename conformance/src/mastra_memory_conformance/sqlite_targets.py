@@ -6,33 +6,28 @@ through its own hook, like any adapter's ``testing/targets.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-
 from .hookspecs import hookimpl
-from .targets import DEFAULT_DIMENSION, ConformanceTarget, RegisterConformanceTarget, TargetSettings
+from .targets import (
+    DEFAULT_DIMENSION,
+    ConformanceTarget,
+    RegisterConformanceTarget,
+    address_target,
+    temporary_path,
+)
 
 __all__ = ["register_conformance_targets", "sqlite_target"]
 
 
 def sqlite_target() -> ConformanceTarget:
     """The ``sqlite`` target: the embedded store on a fresh temporary file (vectors and storage share it)."""
-
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        url = str(tmp / "conformance.db")
-        yield TargetSettings(
-            vector={"url": url}, storage={"url": url}, options={"dimension": DEFAULT_DIMENSION}
-        )
-
-    return ConformanceTarget(
+    return address_target(
+        "sqlite",
+        "embedded",
+        temporary_path("conformance.db"),
         name="sqlite",
-        adapter="sqlite",
-        kind="embedded",
-        provision=provision,
+        storage_setting="url",
+        options={"dimension": DEFAULT_DIMENSION},
         description="the embedded SQLite store on a temporary file",
-        has_storage=True,
     )
 
 

@@ -25,19 +25,25 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias, get_args
+from typing import Any, Final, Literal, TypeAlias, TypedDict, Unpack, get_args
 
 __all__ = [
     "DEFAULT_DIMENSION",
     "SELF_CONTAINED_KINDS",
     "TARGET_KINDS",
     "URL_ENV_VARS",
+    "AddressSettings",
     "ConformanceTarget",
+    "ProvisionFunction",
     "Provisioner",
     "RegisterConformanceTarget",
     "TargetKind",
     "TargetSettings",
     "TargetUnavailable",
+    "address_target",
+    "provisioned_target",
+    "required_env",
+    "temporary_path",
     "url_target",
 ]
 
@@ -134,41 +140,126 @@ RegisterConformanceTarget: TypeAlias = Callable[[ConformanceTarget], None]
 
 # --- generic builders -----------------------------------------------------------------------------
 
+#: A generator function that provisions a target: it receives the temporary directory, starts or reaches the
+#: backend, yields its settings once and tears the backend down after.
+ProvisionFunction: TypeAlias = Callable[[Path], Iterator[TargetSettings]]
+
+
+def provisioned_target(
+    name: str, adapter: str, kind: TargetKind, *, description: str = "", has_storage: bool = False
+) -> Callable[[ProvisionFunction], ConformanceTarget]:
+    """A decorator: the generator function it decorates becomes the provisioner of a new target.
+
+    ::
+
+        @provisioned_target("mystore-native", "mystore", "native", has_storage=True)
+        def mystore_native(tmp: Path) -> Iterator[TargetSettings]:
+            with start_my_server(data_dir=tmp) as url:
+                yield TargetSettings(vector={"url": url}, storage={"url": url})
+
+    ``mystore_native`` is then the :class:`ConformanceTarget` to register.
+    """
+
+    def target(provision: ProvisionFunction) -> ConformanceTarget:
+        return ConformanceTarget(
+            name=name,
+            adapter=adapter,
+            kind=kind,
+            provision=contextmanager(provision),
+            description=description,
+            has_storage=has_storage,
+        )
+
+    return target
+
+
+def required_env(name: str, hint: str) -> str:
+    """The value of the environment variable ``name``, stripped; when it is unset or blank the target is
+    unavailable with the reason ``"<name> is not set; <hint>"``."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise TargetUnavailable(f"{name} is not set; {hint}")
+    return value
+
+
+class AddressSettings(TypedDict, total=False):
+    """How the settings of a target known by one address are made (see :func:`address_target`)."""
+
+    #: The vector store's setting that receives the address (default ``"url"``).
+    setting: str
+    #: More settings of the vector store.
+    vector_settings: Mapping[str, Any] | None
+    #: The storage's setting that receives the address; without it the target has no storage.
+    storage_setting: str | None
+    #: Hints for the suite, such as ``{"dimension": 4}``.
+    options: Mapping[str, Any] | None
+
+
+def address_target(
+    adapter: str,
+    kind: TargetKind,
+    address: Callable[[Path], AbstractContextManager[str]],
+    *,
+    name: str,
+    description: str = "",
+    **settings: Unpack[AddressSettings],
+) -> ConformanceTarget:
+    """A target whose backend is known by one address: ``address(tmp)`` gives it for as long as the target
+    is provisioned (a variable's value, a path in ``tmp``, a server it starts there and stops after).
+
+    The vector store receives ``{setting: <address>, **vector_settings}``. With ``storage_setting`` the
+    adapter's storage is tested too and receives ``{storage_setting: <address>}``.
+    """
+    setting = settings.get("setting", "url")
+    storage_setting = settings.get("storage_setting")
+
+    @provisioned_target(name, adapter, kind, description=description, has_storage=storage_setting is not None)
+    def target(tmp: Path) -> Iterator[TargetSettings]:
+        with address(tmp) as value:
+            yield TargetSettings(
+                vector={setting: value, **(settings.get("vector_settings") or {})},
+                storage={storage_setting: value} if storage_setting else None,
+                options=dict(settings.get("options") or {}),
+            )
+
+    return target
+
+
+def temporary_path(path: str) -> Callable[[Path], AbstractContextManager[str]]:
+    """The address of :func:`address_target` for an engine in-process: ``path`` (a file or directory name)
+    inside the target's fresh temporary directory."""
+
+    @contextmanager
+    def in_temporary_directory(tmp: Path) -> Iterator[str]:
+        yield str(tmp / path)
+
+    return in_temporary_directory
+
 
 def url_target(
     adapter: str,
     env_var: str,
     *,
     name: str | None = None,
-    setting: str = "url",
-    vector_settings: Mapping[str, Any] | None = None,
-    storage_setting: str | None = None,
-    options: Mapping[str, Any] | None = None,
     description: str = "",
+    **settings: Unpack[AddressSettings],
 ) -> ConformanceTarget:
     """A ``url`` target: an existing service whose address is in the environment variable ``env_var``.
 
     The vector store receives ``{setting: <value>, **vector_settings}``. With ``storage_setting`` the
-    adapter's storage is tested too and receives ``{storage_setting: <value>}``. When ``env_var`` is
-    unset or empty the target is unavailable and its tests are skipped with that reason.
+    adapter's storage is tested too and receives ``{storage_setting: <value>}`` (:class:`AddressSettings`).
+    When ``env_var`` is unset or empty the target is unavailable and its tests are skipped with that reason.
     """
 
     @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        value = os.environ.get(env_var, "").strip()
-        if not value:
-            raise TargetUnavailable(f"{env_var} is not set; set it to the address of a running {adapter}")
-        yield TargetSettings(
-            vector={setting: value, **(vector_settings or {})},
-            storage={storage_setting: value} if storage_setting else None,
-            options=dict(options or {}),
-        )
+    def from_environment(tmp: Path) -> Iterator[str]:
+        yield required_env(env_var, f"set it to the address of a running {adapter}")
 
-    return ConformanceTarget(
+    return address_target(
+        adapter,
+        "url",
+        from_environment,
         name=name or f"{adapter}-url",
-        adapter=adapter,
-        kind="url",
-        provision=provision,
         description=description or f"an existing {adapter} service named by {env_var}",
-        has_storage=storage_setting is not None,
+        **settings,
     )

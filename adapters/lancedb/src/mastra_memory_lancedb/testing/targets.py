@@ -12,9 +12,6 @@ The kit finds them through the entry point ``lancedb`` of the group ``mastra_mem
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Final
 
 from mastra_memory_conformance.hookspecs import hookimpl
@@ -22,7 +19,8 @@ from mastra_memory_conformance.targets import (
     DEFAULT_DIMENSION,
     ConformanceTarget,
     RegisterConformanceTarget,
-    TargetSettings,
+    address_target,
+    temporary_path,
     url_target,
 )
 
@@ -32,16 +30,12 @@ URL_ENV_VAR: Final = "MASTRA_MEMORY_TEST_LANCEDB_URI"
 
 def lancedb_target() -> ConformanceTarget:
     """The ``lancedb`` target: an embedded database in the target's temporary directory."""
-
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        yield TargetSettings(vector={"url": str(tmp / "lancedb")}, options={"dimension": DEFAULT_DIMENSION})
-
-    return ConformanceTarget(
+    return address_target(
+        "lancedb",
+        "embedded",
+        temporary_path("lancedb"),
         name="lancedb",
-        adapter="lancedb",
-        kind="embedded",
-        provision=provision,
+        options={"dimension": DEFAULT_DIMENSION},
         description="LanceDB embedded (the Lance engine in-process) on a temporary directory",
     )
 

@@ -24,22 +24,24 @@ import socket
 import stat
 import struct
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, Unpack
 
 from mastra_memory_conformance.launcher import (
-    COMPLETE_MARKER,
-    build_lock,
-    cache_dir,
+    cached_build,
     free_port,
     require_tool,
     run_build,
     running_server,
-    start_timeout,
 )
-from mastra_memory_conformance.targets import ConformanceTarget, TargetSettings, TargetUnavailable
+from mastra_memory_conformance.targets import (
+    AddressSettings,
+    ConformanceTarget,
+    TargetUnavailable,
+    address_target,
+)
 
 __all__ = [
     "FERRETDB_MODULE",
@@ -53,6 +55,7 @@ __all__ = [
 FERRETDB_MODULE: Final = "github.com/FerretDB/FerretDB"
 FERRETDB_VERSION: Final = "v1.24.2"
 _START_TIMEOUT: Final = 60.0
+_BINARY: Final = "bin/ferretdb"
 _OP_MSG: Final = 2013
 
 
@@ -75,55 +78,50 @@ def _make_writable(tree: Path) -> None:
 
 def build_ferretdb() -> Path:
     """Build FerretDB once; the path of the ``ferretdb`` binary (about a minute the first time)."""
-    build = cache_dir("ferretdb", FERRETDB_VERSION)
-    binary = build / "bin" / "ferretdb"
-    if (build / COMPLETE_MARKER).is_file() and binary.is_file():
-        return binary
+    return cached_build("ferretdb", FERRETDB_VERSION, build=_build, product=_BINARY) / _BINARY
+
+
+def _build(build: Path, log: Path) -> str:
     go = require_tool("go", f"build FerretDB {FERRETDB_VERSION} from the Go module proxy")
     env = _go_env()
-    with build_lock(build):
-        if (build / COMPLETE_MARKER).is_file() and binary.is_file():
-            return binary
-        log = build / "build.log"
-        log.unlink(missing_ok=True)
-        what = f"building FerretDB {FERRETDB_VERSION}"
-        module = f"{FERRETDB_MODULE}@{FERRETDB_VERSION}"
-        # Outside any module (the cache directory), `go mod download` just fetches the module.
-        download = subprocess.run(
-            [go, "mod", "download", "-json", module],
-            cwd=build,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        try:
-            source = Path(json.loads(download.stdout)["Dir"])
-        except (ValueError, KeyError, TypeError):
-            raise TargetUnavailable(
-                f"{what}: `go mod download {module}` failed (exit {download.returncode}): "
-                f"{(download.stderr or download.stdout).strip()[-600:]}"
-            ) from None
-        src = build / "src"
-        if src.exists():
-            _make_writable(src)
-            shutil.rmtree(src)
-        shutil.copytree(source, src, symlinks=True)
-        _make_writable(src)
-        (src / "build" / "version" / "version.txt").write_text(f"{FERRETDB_VERSION}\n")
-        (src / "build" / "version" / "package.txt").write_text("mastra-memory-conformance\n")
-        run_build(
-            [go, "build", "-trimpath", "-o", str(binary), "./cmd/ferretdb"],
-            cwd=src,
-            log=log,
-            what=what,
-            env=env,
-        )
-        run_build([str(binary), "--version"], cwd=build, log=log, what=f"{what}: running it", env=env)
+    what = f"building FerretDB {FERRETDB_VERSION}"
+    module = f"{FERRETDB_MODULE}@{FERRETDB_VERSION}"
+    # Outside any module (the cache directory), `go mod download` just fetches the module.
+    download = subprocess.run(
+        [go, "mod", "download", "-json", module],
+        cwd=build,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        source = Path(json.loads(download.stdout)["Dir"])
+    except (ValueError, KeyError, TypeError):
+        raise TargetUnavailable(
+            f"{what}: `go mod download {module}` failed (exit {download.returncode}): "
+            f"{(download.stderr or download.stdout).strip()[-600:]}"
+        ) from None
+    src = build / "src"
+    if src.exists():
         _make_writable(src)
         shutil.rmtree(src)
-        (build / COMPLETE_MARKER).write_text(f"{FERRETDB_MODULE} {FERRETDB_VERSION}\n")
-    return binary
+    shutil.copytree(source, src, symlinks=True)
+    _make_writable(src)
+    (src / "build" / "version" / "version.txt").write_text(f"{FERRETDB_VERSION}\n")
+    (src / "build" / "version" / "package.txt").write_text("mastra-memory-conformance\n")
+    binary = build / _BINARY
+    run_build(
+        [go, "build", "-trimpath", "-o", str(binary), "./cmd/ferretdb"],
+        cwd=src,
+        log=log,
+        what=what,
+        env=env,
+    )
+    run_build([str(binary), "--version"], cwd=build, log=log, what=f"{what}: running it", env=env)
+    _make_writable(src)
+    shutil.rmtree(src)
+    return f"{FERRETDB_MODULE} {FERRETDB_VERSION}\n"
 
 
 def _bson_document(elements: bytes) -> bytes:
@@ -195,46 +193,32 @@ def ferretdb_server(tmp: Path) -> Iterator[str]:
         cwd=state,
         log=tmp / "ferretdb.log",
         ready=lambda: wire_ping("127.0.0.1", port),
-        timeout=start_timeout(_START_TIMEOUT),
+        timeout=_START_TIMEOUT,
         env=env,
     ):
         yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
 
 
 def ferretdb_target(
-    *,
-    adapter: str = "mongodb",
-    name: str = "mongodb-ferretdb",
-    setting: str = "uri",
-    vector_settings: Mapping[str, Any] | None = None,
-    storage_setting: str | None = None,
-    options: Mapping[str, Any] | None = None,
+    *, adapter: str = "mongodb", name: str = "mongodb-ferretdb", **settings: Unpack[AddressSettings]
 ) -> ConformanceTarget:
     """A ``native`` target on a fresh FerretDB per provisioning.
 
-    The vector store receives ``{setting: <uri>, **vector_settings}``; with ``storage_setting`` the storage
-    receives ``{storage_setting: <uri>}``.
+    The vector store receives ``{setting: <uri>, **vector_settings}`` (``setting`` is ``"uri"`` unless
+    given); with ``storage_setting`` the storage receives ``{storage_setting: <uri>}``
+    (:class:`~mastra_memory_conformance.targets.AddressSettings`).
 
     FerretDB has no ``$vectorSearch``: an adapter that needs it must bring its own stand-in for that stage.
     """
-
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        with ferretdb_server(tmp) as uri:
-            yield TargetSettings(
-                vector={setting: uri, **(vector_settings or {})},
-                storage={storage_setting: uri} if storage_setting else None,
-                options=dict(options or {}),
-            )
-
-    return ConformanceTarget(
+    settings.setdefault("setting", "uri")
+    return address_target(
+        adapter,
+        "native",
+        ferretdb_server,
         name=name,
-        adapter=adapter,
-        kind="native",
-        provision=provision,
         description=(
             f"FerretDB {FERRETDB_VERSION} (MongoDB wire protocol, SQLite backend) built from the Go module "
             "proxy; no $vectorSearch"
         ),
-        has_storage=storage_setting is not None,
+        **settings,
     )

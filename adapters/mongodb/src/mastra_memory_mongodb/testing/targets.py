@@ -19,10 +19,8 @@ The kit finds them through the entry point ``mongodb`` of the group ``mastra_mem
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,7 +31,8 @@ from mastra_memory_conformance.targets import (
     ConformanceTarget,
     RegisterConformanceTarget,
     TargetSettings,
-    TargetUnavailable,
+    provisioned_target,
+    required_env,
 )
 
 __all__ = ["URL_ENV", "ferretdb_target", "register_conformance_targets"]
@@ -50,49 +49,43 @@ def _settings(url: str, db_name: str, **extra: Any) -> dict[str, Any]:
     return {"url": url, "db_name": db_name, **extra}
 
 
+def _in_fresh_database(url: str, **extra: Any) -> TargetSettings:
+    """The vector store and the storage alike in a database of their own."""
+    settings = _settings(url, _database(), **extra)
+    return TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
+
+
 def ferretdb_target() -> ConformanceTarget:
     """``mongodb-ferretdb``: a fresh FerretDB v1 per provisioning, vector store and storage."""
-
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        from .ferretdb import ferretdb_server
-
-        with ferretdb_server(tmp) as uri:
-            db_name = _database()
-            settings = _settings(uri, db_name, dialect="ferretdb", search_mode="exact")
-            yield TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
-
     from .ferretdb import FERRETDB_VERSION
 
-    return ConformanceTarget(
-        name="mongodb-ferretdb",
-        adapter="mongodb",
-        kind="native",
-        provision=provision,
+    @provisioned_target(
+        "mongodb-ferretdb",
+        "mongodb",
+        "native",
         description=f"FerretDB {FERRETDB_VERSION} (MongoDB wire protocol over SQLite) built from the Go "
         "module proxy; exact search, dialect ferretdb",
         has_storage=True,
     )
+    def target(tmp: Path) -> Iterator[TargetSettings]:
+        from .ferretdb import ferretdb_server
+
+        with ferretdb_server(tmp) as uri:
+            yield _in_fresh_database(uri, dialect="ferretdb", search_mode="exact")
+
+    return target
 
 
-def _url_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        url = os.environ.get(URL_ENV, "").strip()
-        if not url:
-            raise TargetUnavailable(
-                f"{URL_ENV} is not set; set it to the connection string of a MongoDB or Atlas cluster"
-            )
-        settings = _settings(url, _database())
-        yield TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
-
-    return ConformanceTarget(
-        name="mongodb-url",
-        adapter="mongodb",
-        kind="url",
-        provision=provision,
-        description=f"an existing MongoDB or Atlas cluster named by {URL_ENV} (a fresh database per run)",
-        has_storage=True,
+@provisioned_target(
+    "mongodb-url",
+    "mongodb",
+    "url",
+    description=f"an existing MongoDB or Atlas cluster named by {URL_ENV} (a fresh database per run)",
+    has_storage=True,
+)
+def _url_target(tmp: Path) -> Iterator[TargetSettings]:
+    yield _in_fresh_database(
+        required_env(URL_ENV, "set it to the connection string of a MongoDB or Atlas cluster")
     )
 
 
@@ -114,6 +107,6 @@ def _atlas_local_target() -> ConformanceTarget:
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     """Register the MongoDB targets, most real first: ``mongodb-url``, ``mongodb-atlas-local`` and
     ``mongodb-ferretdb``."""
-    register(_url_target())
+    register(_url_target)
     register(_atlas_local_target())
     register(ferretdb_target())

@@ -22,27 +22,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, Unpack
 
+from mastra_memory_conformance.jvm import check_java, java_tool, jvm_command, jvm_heap
 from mastra_memory_conformance.launcher import (
-    COMPLETE_MARKER,
-    build_lock,
-    cache_dir,
+    cached_build,
     free_port,
     require_tool,
     run_build,
     running_server,
-    start_timeout,
 )
-from mastra_memory_conformance.targets import ConformanceTarget, TargetSettings, TargetUnavailable
+from mastra_memory_conformance.targets import (
+    AddressSettings,
+    ConformanceTarget,
+    TargetUnavailable,
+    address_target,
+)
 
 __all__ = [
     "KNN_VERSION",
@@ -94,24 +95,7 @@ def _fingerprint(project: Path) -> str:
 
 
 def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME", "").strip()
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    return require_tool("java", f"run OpenSearch {OPENSEARCH_VERSION} (Java {_MIN_JAVA} or newer)")
-
-
-def _check_java(java: str) -> None:
-    result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
-    found = re.search(r'version "(\d+)(?:\.(\d+))?', result.stderr + result.stdout)
-    if found is None:
-        raise TargetUnavailable(f"could not read the version of {java}: {result.stderr.strip()[:200]}")
-    major = int(found.group(1))
-    if major == 1 and found.group(2):  # "1.8.0_..." style
-        major = int(found.group(2))
-    if major < _MIN_JAVA:
-        raise TargetUnavailable(
-            f"{java} is Java {major}; the OpenSearch launcher needs Java {_MIN_JAVA} or newer (set JAVA_HOME)"
-        )
+    return java_tool("java", f"run OpenSearch {OPENSEARCH_VERSION} (Java {_MIN_JAVA} or newer)")
 
 
 def build_opensearch() -> Path:
@@ -121,32 +105,31 @@ def build_opensearch() -> Path:
     edited launcher is rebuilt. The first build downloads about 55 MB from Maven Central.
     """
     project = launcher_project()
-    build = cache_dir("opensearch") / f"{OPENSEARCH_VERSION}-{_fingerprint(project)}"
-    if (build / COMPLETE_MARKER).is_file():
-        return build
-    _check_java(_java())
+    return cached_build(
+        "opensearch",
+        f"{OPENSEARCH_VERSION}-{_fingerprint(project)}",
+        build=lambda build, log: _build(project, build, log),
+    )
+
+
+def _build(project: Path, build: Path, log: Path) -> str:
+    check_java(_java(), _MIN_JAVA, "the OpenSearch launcher")
     mvn = require_tool("mvn", f"build the OpenSearch {OPENSEARCH_VERSION} launcher from Maven Central")
-    with build_lock(build):
-        if (build / COMPLETE_MARKER).is_file():
-            return build
-        copy = build / "project"
-        if copy.exists():
-            shutil.rmtree(copy)
-        copy.mkdir(parents=True)
-        for path in _sources(project):
-            target = copy / path.relative_to(project)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        log = build / "build.log"
-        log.unlink(missing_ok=True)
-        run_build(
-            [mvn, "-B", "-q", "-f", str(copy / "pom.xml"), "package"],
-            cwd=copy,
-            log=log,
-            what=f"building the OpenSearch {OPENSEARCH_VERSION} launcher with Maven",
-        )
-        (build / COMPLETE_MARKER).write_text(f"opensearch {OPENSEARCH_VERSION}, k-NN {KNN_VERSION}\n")
-    return build
+    copy = build / "project"
+    if copy.exists():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    for path in _sources(project):
+        target = copy / path.relative_to(project)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    run_build(
+        [mvn, "-B", "-q", "-f", str(copy / "pom.xml"), "package"],
+        cwd=copy,
+        log=log,
+        what=f"building the OpenSearch {OPENSEARCH_VERSION} launcher with Maven",
+    )
+    return f"opensearch {OPENSEARCH_VERSION}, k-NN {KNN_VERSION}\n"
 
 
 def _classpath(build: Path) -> str:
@@ -174,7 +157,7 @@ def opensearch_server(tmp: Path, *, heap: str | None = None) -> Iterator[str]:
     """
     build = build_opensearch()
     java = _java()
-    heap = heap or os.environ.get("MASTRA_MEMORY_OPENSEARCH_HEAP", "").strip() or _DEFAULT_HEAP
+    heap = jvm_heap(heap, "MASTRA_MEMORY_OPENSEARCH_HEAP", _DEFAULT_HEAP)
     home = tmp / "opensearch-home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     http_port, transport_port = free_port(), free_port()
@@ -182,13 +165,7 @@ def opensearch_server(tmp: Path, *, heap: str | None = None) -> Iterator[str]:
         transport_port = free_port()
     url = f"http://127.0.0.1:{http_port}"
     command = [
-        java,
-        f"-Xms{heap}",
-        f"-Xmx{heap}",
-        "-XX:+ExitOnOutOfMemoryError",
-        "-Djava.awt.headless=true",
-        "-Dfile.encoding=UTF-8",
-        f"-Djava.io.tmpdir={home / 'tmp'}",
+        *jvm_command(java, heap=heap, tmpdir=home / "tmp"),
         # log4j's default configuration, to stdout (the log file), at INFO.
         "-Dorg.apache.logging.log4j.level=INFO",
         "-Dlog4j2.disable.jmx=true",
@@ -208,36 +185,25 @@ def opensearch_server(tmp: Path, *, heap: str | None = None) -> Iterator[str]:
         cwd=home,
         log=tmp / "opensearch.log",
         ready=lambda: _healthy(url),
-        timeout=start_timeout(_START_TIMEOUT),
+        timeout=_START_TIMEOUT,
     ):
         yield url
 
 
 def opensearch_target(
-    *,
-    adapter: str = "opensearch",
-    name: str = "opensearch-native",
-    setting: str = "url",
-    vector_settings: Mapping[str, Any] | None = None,
-    options: Mapping[str, Any] | None = None,
+    *, adapter: str = "opensearch", name: str = "opensearch-native", **settings: Unpack[AddressSettings]
 ) -> ConformanceTarget:
     """A ``native`` target on a fresh node per provisioning; the vector store receives
-    ``{setting: <url>, **vector_settings}``. Use the k-NN ``lucene`` engine: the others need native code."""
-
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        with opensearch_server(tmp) as url:
-            yield TargetSettings(
-                vector={setting: url, **(vector_settings or {})}, options=dict(options or {})
-            )
-
-    return ConformanceTarget(
+    ``{setting: <url>, **vector_settings}`` (:class:`~mastra_memory_conformance.targets.AddressSettings`).
+    Use the k-NN ``lucene`` engine: the others need native code."""
+    return address_target(
+        adapter,
+        "native",
+        opensearch_server,
         name=name,
-        adapter=adapter,
-        kind="native",
-        provision=provision,
         description=(
             f"a single-node OpenSearch {OPENSEARCH_VERSION} with k-NN {KNN_VERSION} (Lucene engine) in a "
             "local JVM, built from Maven Central"
         ),
+        **settings,
     )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from mastra_memory_conformance.targets import (
     RegisterConformanceTarget,
     TargetSettings,
     TargetUnavailable,
+    provisioned_target,
     url_target,
 )
 
@@ -45,8 +45,14 @@ def _settings(url: str, schema: str) -> dict[str, Any]:
 def native_target() -> ConformanceTarget:
     """``pgvector-native``: a real PostgreSQL + pgvector started for the run, vector store and storage."""
 
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
+    @provisioned_target(
+        "pgvector-native",
+        "pgvector",
+        "native",
+        description="PostgreSQL + pgvector started from a local installation on a loopback port",
+        has_storage=True,
+    )
+    def target(tmp: Path) -> Iterator[TargetSettings]:
         try:
             server = local_server()
             url = server.__enter__()
@@ -61,14 +67,7 @@ def native_target() -> ConformanceTarget:
         finally:
             server.__exit__(None, None, None)
 
-    return ConformanceTarget(
-        name="pgvector-native",
-        adapter="pgvector",
-        kind="native",
-        provision=provision,
-        description="PostgreSQL + pgvector started from a local installation on a loopback port",
-        has_storage=True,
-    )
+    return target
 
 
 def _unique_schema() -> str:
@@ -86,15 +85,17 @@ def register_conformance_targets(register: RegisterConformanceTarget) -> None:
         description="an existing PostgreSQL + pgvector named by MASTRA_MEMORY_TEST_PG_DSN "
         "(a fresh schema per run)",
     )
+
     # url_target gives the storage only the URL; run it in the same fresh schema as the vector store.
-    url_with_storage = ConformanceTarget(
-        name=url.name,
-        adapter=url.adapter,
-        kind=url.kind,
-        provision=_with_storage(url, schema),
-        description=url.description,
-        has_storage=True,
-    )
+    @provisioned_target(url.name, url.adapter, url.kind, description=url.description, has_storage=True)
+    def url_with_storage(tmp: Path) -> Iterator[TargetSettings]:
+        with url.provision(tmp) as settings:
+            yield TargetSettings(
+                vector=settings.vector,
+                storage=_settings(settings.vector["url"], schema),
+                options={"dimension": DIMENSION, **settings.options},
+            )
+
     docker = docker_target(
         "pgvector",
         "pgvector",
@@ -105,16 +106,3 @@ def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     register(native_target())
     register(url_with_storage)
     register(docker)
-
-
-def _with_storage(target: ConformanceTarget, schema: str) -> Any:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        with target.provision(tmp) as settings:
-            yield TargetSettings(
-                vector=settings.vector,
-                storage=_settings(settings.vector["url"], schema),
-                options={"dimension": DIMENSION, **settings.options},
-            )
-
-    return provision

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
@@ -29,10 +28,11 @@ from mastra_memory_conformance.docker import docker_unavailable_reason
 from mastra_memory_conformance.hookspecs import hookimpl
 from mastra_memory_conformance.network import is_loopback
 from mastra_memory_conformance.targets import (
-    ConformanceTarget,
     RegisterConformanceTarget,
     TargetSettings,
     TargetUnavailable,
+    provisioned_target,
+    required_env,
 )
 
 __all__ = ["CLOUD_KEY_ENV", "LOCAL_URL_ENV", "VISIBILITY_DELAY", "register_conformance_targets"]
@@ -44,85 +44,68 @@ VISIBILITY_DELAY: Final = 0.05
 DIMENSION: Final = 8
 
 
-def _emulated_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        from .emulator import running_emulator
+@provisioned_target(
+    "pinecone-emulated",
+    "pinecone",
+    "emulated",
+    description=(
+        "EMULATED: the kit's loopback stand-in for Pinecone serverless (documented behaviour only; "
+        "not Pinecone itself)"
+    ),
+)
+def _emulated_target(tmp: Path) -> Iterator[TargetSettings]:
+    from .emulator import running_emulator
 
-        with running_emulator(visibility_delay=VISIBILITY_DELAY) as emulator:
-            yield TargetSettings(
-                vector={"api_key": emulator.api_key, "controller_host_url": emulator.url, "wait_timeout": 30},
-                options={"dimension": DIMENSION},
-            )
-
-    return ConformanceTarget(
-        name="pinecone-emulated",
-        adapter="pinecone",
-        kind="emulated",
-        provision=provision,
-        description=(
-            "EMULATED: the kit's loopback stand-in for Pinecone serverless (documented behaviour only; "
-            "not Pinecone itself)"
-        ),
-    )
-
-
-def _local_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        reason = docker_unavailable_reason()
-        if reason is not None:
-            raise TargetUnavailable(f"Pinecone Local runs in Docker: {reason}")
-        url = os.environ.get(LOCAL_URL_ENV, "").strip()
-        if not url:
-            raise TargetUnavailable(
-                f"{LOCAL_URL_ENV} is not set: start Pinecone Local (docker run -d -p 5080-5090:5080-5090 "
-                "ghcr.io/pinecone-io/pinecone-local) and set it to http://localhost:5080; the kit does not "
-                "start it because its index hosts need the fixed ports 5080-5090"
-            )
-        if not is_loopback(urlsplit(url).hostname or ""):
-            raise TargetUnavailable(f"{LOCAL_URL_ENV}={url!r} is not a loopback address")
+    with running_emulator(visibility_delay=VISIBILITY_DELAY) as emulator:
         yield TargetSettings(
-            vector={"api_key": "pclocal", "controller_host_url": url}, options={"dimension": DIMENSION}
+            vector={"api_key": emulator.api_key, "controller_host_url": emulator.url, "wait_timeout": 30},
+            options={"dimension": DIMENSION},
         )
 
-    return ConformanceTarget(
-        name="pinecone-local",
-        adapter="pinecone",
-        kind="docker",
-        provision=provision,
-        description="Pinecone Local (ghcr.io/pinecone-io/pinecone-local) on loopback",
+
+@provisioned_target(
+    "pinecone-local",
+    "pinecone",
+    "docker",
+    description="Pinecone Local (ghcr.io/pinecone-io/pinecone-local) on loopback",
+)
+def _local_target(tmp: Path) -> Iterator[TargetSettings]:
+    reason = docker_unavailable_reason()
+    if reason is not None:
+        raise TargetUnavailable(f"Pinecone Local runs in Docker: {reason}")
+    url = os.environ.get(LOCAL_URL_ENV, "").strip()
+    if not url:
+        raise TargetUnavailable(
+            f"{LOCAL_URL_ENV} is not set: start Pinecone Local (docker run -d -p 5080-5090:5080-5090 "
+            "ghcr.io/pinecone-io/pinecone-local) and set it to http://localhost:5080; the kit does not "
+            "start it because its index hosts need the fixed ports 5080-5090"
+        )
+    if not is_loopback(urlsplit(url).hostname or ""):
+        raise TargetUnavailable(f"{LOCAL_URL_ENV}={url!r} is not a loopback address")
+    yield TargetSettings(
+        vector={"api_key": "pclocal", "controller_host_url": url}, options={"dimension": DIMENSION}
     )
 
 
-def _cloud_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        if os.environ.get("CI"):
-            raise TargetUnavailable("pinecone-cloud never runs in CI (it needs a paid service and a secret)")
-        key = os.environ.get(CLOUD_KEY_ENV, "").strip()
-        if not key:
-            raise TargetUnavailable(f"{CLOUD_KEY_ENV} is not set; set it to a Pinecone API key")
-        if not is_loopback("api.pinecone.io"):
-            raise TargetUnavailable(
-                "the conformance kit's socket guard allows loopback connections only, so it cannot reach "
-                "api.pinecone.io; run adapters/pinecone's cloud smoke test (see docs/adapters/pinecone.md)"
-            )
-        yield TargetSettings(vector={"api_key": key}, options={"dimension": DIMENSION})  # pragma: no cover
-
-    return ConformanceTarget(
-        name="pinecone-cloud",
-        adapter="pinecone",
-        kind="url",
-        provision=provision,
-        description=f"Pinecone's service with {CLOUD_KEY_ENV} (never in CI)",
-    )
+@provisioned_target(
+    "pinecone-cloud", "pinecone", "url", description=f"Pinecone's service with {CLOUD_KEY_ENV} (never in CI)"
+)
+def _cloud_target(tmp: Path) -> Iterator[TargetSettings]:
+    if os.environ.get("CI"):
+        raise TargetUnavailable("pinecone-cloud never runs in CI (it needs a paid service and a secret)")
+    key = required_env(CLOUD_KEY_ENV, "set it to a Pinecone API key")
+    if not is_loopback("api.pinecone.io"):
+        raise TargetUnavailable(
+            "the conformance kit's socket guard allows loopback connections only, so it cannot reach "
+            "api.pinecone.io; run adapters/pinecone's cloud smoke test (see docs/adapters/pinecone.md)"
+        )
+    yield TargetSettings(vector={"api_key": key}, options={"dimension": DIMENSION})  # pragma: no cover
 
 
 @hookimpl
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     """Register the Pinecone targets, most real first: ``pinecone-cloud``, ``pinecone-local`` and
     ``pinecone-emulated``."""
-    register(_cloud_target())
-    register(_local_target())
-    register(_emulated_target())
+    register(_cloud_target)
+    register(_local_target)
+    register(_emulated_target)

@@ -32,6 +32,10 @@ from mastra_memory_conformance.targets import (
     RegisterConformanceTarget,
     TargetSettings,
     TargetUnavailable,
+    address_target,
+    provisioned_target,
+    required_env,
+    temporary_path,
 )
 
 __all__ = ["API_KEY_ENV", "URL_ENV", "register_conformance_targets"]
@@ -42,67 +46,57 @@ API_KEY_ENV: Final = "MASTRA_MEMORY_TEST_QDRANT_API_KEY"
 DIMENSION: Final = 8
 
 
-def _edge_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        if importlib.util.find_spec("qdrant_edge") is None:
-            raise TargetUnavailable(
-                'qdrant-edge-py is not installed: pip install "mastra-memory-qdrant[edge]"'
-            )
-        yield TargetSettings(
-            vector={"edge_path": str(tmp / "edge"), "edge_search_threads": 1},
-            options={"dimension": DIMENSION},
-        )
+_OPTIONS: Final = {"dimension": DIMENSION}
 
-    return ConformanceTarget(
+
+@contextmanager
+def _edge_directory(tmp: Path) -> Iterator[str]:
+    if importlib.util.find_spec("qdrant_edge") is None:
+        raise TargetUnavailable('qdrant-edge-py is not installed: pip install "mastra-memory-qdrant[edge]"')
+    yield str(tmp / "edge")
+
+
+def _edge_target() -> ConformanceTarget:
+    return address_target(
+        "qdrant",
+        "embedded",
+        _edge_directory,
         name="qdrant-edge",
-        adapter="qdrant",
-        kind="embedded",
-        provision=provision,
+        setting="edge_path",
+        vector_settings={"edge_search_threads": 1},
+        options=_OPTIONS,
         description="Qdrant's Rust engine in-process (qdrant-edge-py), one shard per index",
     )
 
 
 def _local_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        yield TargetSettings(vector={"path": str(tmp / "local")}, options={"dimension": DIMENSION})
-
-    return ConformanceTarget(
+    return address_target(
+        "qdrant",
+        "embedded",
+        temporary_path("local"),
         name="qdrant-local",
-        adapter="qdrant",
-        kind="embedded",
-        provision=provision,
+        setting="path",
+        options=_OPTIONS,
         description="qdrant-client's local mode on a temporary directory",
     )
 
 
-def _url_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        url = os.environ.get(URL_ENV, "").strip()
-        if not url:
-            raise TargetUnavailable(f"{URL_ENV} is not set; set it to the address of a running Qdrant")
-        vector: dict[str, object] = {"url": url}
-        key = os.environ.get(API_KEY_ENV, "").strip()
-        if key:
-            vector["api_key"] = key
-        yield TargetSettings(vector=vector, options={"dimension": DIMENSION})
-
-    return ConformanceTarget(
-        name="qdrant-url",
-        adapter="qdrant",
-        kind="url",
-        provision=provision,
-        description=f"an existing Qdrant server named by {URL_ENV}",
-    )
+@provisioned_target(
+    "qdrant-url", "qdrant", "url", description=f"an existing Qdrant server named by {URL_ENV}"
+)
+def _url_target(tmp: Path) -> Iterator[TargetSettings]:
+    vector: dict[str, object] = {"url": required_env(URL_ENV, "set it to the address of a running Qdrant")}
+    key = os.environ.get(API_KEY_ENV, "").strip()
+    if key:
+        vector["api_key"] = key
+    yield TargetSettings(vector=vector, options=dict(_OPTIONS))
 
 
 @hookimpl
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     """Register every Qdrant target, most real first: ``qdrant-url``, ``qdrant-docker``, ``qdrant-edge``
     and ``qdrant-local``."""
-    register(_url_target())
-    register(docker_target("qdrant", "qdrant", options={"dimension": DIMENSION}))
+    register(_url_target)
+    register(docker_target("qdrant", "qdrant", options=_OPTIONS))
     register(_edge_target())
     register(_local_target())

@@ -26,9 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import urllib.error
 import urllib.request
 import zipfile
@@ -38,15 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from mastra_memory_conformance.jvm import check_java, java_tool, jvm_command, jvm_heap
 from mastra_memory_conformance.launcher import (
-    COMPLETE_MARKER,
-    build_lock,
-    cache_dir,
+    cached_build,
     free_port,
     require_tool,
     run_build,
     running_server,
-    start_timeout,
 )
 from mastra_memory_conformance.targets import TargetUnavailable
 
@@ -129,80 +125,58 @@ def _fingerprint() -> str:
 
 
 def _java_tool(name: str) -> str:
-    java_home = os.environ.get("JAVA_HOME", "").strip()
-    if java_home and (Path(java_home) / "bin" / name).is_file():
-        return str(Path(java_home) / "bin" / name)
-    return require_tool(name, f"run S3Mock {S3MOCK_VERSION} (Java {_MIN_JAVA} or newer, with javac)")
-
-
-def _check_java(java: str) -> None:
-    result = subprocess.run([java, "-version"], capture_output=True, text=True, check=False, timeout=60)
-    found = re.search(r'version "(\d+)(?:\.(\d+))?', result.stderr + result.stdout)
-    if found is None:
-        raise TargetUnavailable(f"could not read the version of {java}: {result.stderr.strip()[:200]}")
-    major = int(found.group(1))
-    if major == 1 and found.group(2):
-        major = int(found.group(2))
-    if major < _MIN_JAVA:
-        raise TargetUnavailable(
-            f"{java} is Java {major}; S3Mock needs Java {_MIN_JAVA} or newer (set JAVA_HOME)"
-        )
+    return java_tool(name, f"run S3Mock {S3MOCK_VERSION} (Java {_MIN_JAVA} or newer, with javac)")
 
 
 def build_s3mock() -> Path:
     """Fetch, unpack and patch S3Mock once; the directory holding ``boot/`` (its classes and jars) and
     ``loopback/`` (the compiled initializer). The first build downloads about 31 MB from Maven Central."""
-    build = cache_dir("s3mock") / f"{S3MOCK_VERSION}-{_fingerprint()}"
-    if (build / COMPLETE_MARKER).is_file():
-        return build
-    _check_java(_java_tool("java"))
+    return cached_build("s3mock", f"{S3MOCK_VERSION}-{_fingerprint()}", build=_build)
+
+
+def _build(build: Path, log: Path) -> str:
+    check_java(_java_tool("java"), _MIN_JAVA, "S3Mock")
     javac = _java_tool("javac")
     mvn = require_tool("mvn", f"fetch S3Mock {S3MOCK_VERSION} from Maven Central")
-    with build_lock(build):
-        if (build / COMPLETE_MARKER).is_file():
-            return build
-        for stale in ("download", "boot", "loopback", "src"):
-            shutil.rmtree(build / stale, ignore_errors=True)
-        log = build / "build.log"
-        log.unlink(missing_ok=True)
-        download = build / "download"
-        download.mkdir()
-        run_build(
-            [
-                mvn,
-                "-B",
-                "-q",
-                f"{_DEPENDENCY_PLUGIN}:copy",
-                f"-Dartifact={S3MOCK_ARTIFACT}",
-                f"-DoutputDirectory={download}",
-            ],
-            cwd=download,
-            log=log,
-            what=f"fetching {S3MOCK_ARTIFACT} with Maven",
-        )
-        jar = download / f"s3mock-{S3MOCK_VERSION}-exec.jar"
-        if not jar.is_file():
-            raise TargetUnavailable(f"Maven reported success but {jar} is missing; log in {log}")
-        boot = build / "boot"
-        with zipfile.ZipFile(jar) as archive:
-            members = [m for m in archive.namelist() if m.startswith("BOOT-INF/")]
-            archive.extractall(boot, members)
-        source = build / "src" / "mastra" / "memory" / "servers" / "S3MockLoopback.java"
-        source.parent.mkdir(parents=True)
-        source.write_text(LOOPBACK_SOURCE, encoding="utf-8")
-        loopback = build / "loopback"
-        run_build(
-            [javac, "--release", str(_MIN_JAVA), "-cp", _lib_glob(build), "-d", str(loopback), str(source)],
-            cwd=build,
-            log=log,
-            what="compiling the S3Mock loopback initializer",
-        )
-        factories = loopback / "META-INF" / "spring.factories"
-        factories.parent.mkdir(parents=True)
-        factories.write_text(f"org.springframework.context.ApplicationContextInitializer={LOOPBACK_CLASS}\n")
-        jar.unlink()  # the unpacked copy is what runs
-        (build / COMPLETE_MARKER).write_text(f"s3mock {S3MOCK_VERSION}\n")
-    return build
+    for stale in ("download", "boot", "loopback", "src"):
+        shutil.rmtree(build / stale, ignore_errors=True)
+    download = build / "download"
+    download.mkdir()
+    run_build(
+        [
+            mvn,
+            "-B",
+            "-q",
+            f"{_DEPENDENCY_PLUGIN}:copy",
+            f"-Dartifact={S3MOCK_ARTIFACT}",
+            f"-DoutputDirectory={download}",
+        ],
+        cwd=download,
+        log=log,
+        what=f"fetching {S3MOCK_ARTIFACT} with Maven",
+    )
+    jar = download / f"s3mock-{S3MOCK_VERSION}-exec.jar"
+    if not jar.is_file():
+        raise TargetUnavailable(f"Maven reported success but {jar} is missing; log in {log}")
+    boot = build / "boot"
+    with zipfile.ZipFile(jar) as archive:
+        members = [m for m in archive.namelist() if m.startswith("BOOT-INF/")]
+        archive.extractall(boot, members)
+    source = build / "src" / "mastra" / "memory" / "servers" / "S3MockLoopback.java"
+    source.parent.mkdir(parents=True)
+    source.write_text(LOOPBACK_SOURCE, encoding="utf-8")
+    loopback = build / "loopback"
+    run_build(
+        [javac, "--release", str(_MIN_JAVA), "-cp", _lib_glob(build), "-d", str(loopback), str(source)],
+        cwd=build,
+        log=log,
+        what="compiling the S3Mock loopback initializer",
+    )
+    factories = loopback / "META-INF" / "spring.factories"
+    factories.parent.mkdir(parents=True)
+    factories.write_text(f"org.springframework.context.ApplicationContextInitializer={LOOPBACK_CLASS}\n")
+    jar.unlink()  # the unpacked copy is what runs
+    return f"s3mock {S3MOCK_VERSION}\n"
 
 
 def _lib_glob(build: Path) -> str:
@@ -246,7 +220,7 @@ def s3mock_server(tmp: Path, *, heap: str | None = None) -> Iterator[S3MockEndpo
     """
     build = build_s3mock()
     java = _java_tool("java")
-    heap = heap or os.environ.get("MASTRA_MEMORY_S3MOCK_HEAP", "").strip() or _DEFAULT_HEAP
+    heap = jvm_heap(heap, "MASTRA_MEMORY_S3MOCK_HEAP", _DEFAULT_HEAP)
     root = tmp / "s3mock-root"
     work = tmp / "s3mock-tmp"
     root.mkdir(parents=True, exist_ok=True)
@@ -254,14 +228,7 @@ def s3mock_server(tmp: Path, *, heap: str | None = None) -> Iterator[S3MockEndpo
     https, http, vectors_http, vectors_https = _distinct_ports(4)
     url = f"http://127.0.0.1:{vectors_http}"
     command = [
-        java,
-        f"-Xms{heap}",
-        f"-Xmx{heap}",
-        "-XX:+ExitOnOutOfMemoryError",
-        "-XX:TieredStopAtLevel=1",
-        "-Djava.awt.headless=true",
-        "-Dfile.encoding=UTF-8",
-        f"-Djava.io.tmpdir={work}",
+        *jvm_command(java, heap=heap, tmpdir=work, flags=["-XX:TieredStopAtLevel=1"]),
         "-Dmastra.bind-address=127.0.0.1",
         "-cp",
         _classpath(build),
@@ -282,6 +249,6 @@ def s3mock_server(tmp: Path, *, heap: str | None = None) -> Iterator[S3MockEndpo
         cwd=tmp,
         log=tmp / "s3mock.log",
         ready=lambda: _answers(url),
-        timeout=start_timeout(_START_TIMEOUT),
+        timeout=_START_TIMEOUT,
     ) as server:
         yield S3MockEndpoints(vectors=url, ports=(https, http, vectors_http, vectors_https), pid=server.pid)

@@ -21,16 +21,15 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
 from mastra_memory_conformance.hookspecs import hookimpl
 from mastra_memory_conformance.targets import (
-    ConformanceTarget,
     RegisterConformanceTarget,
     TargetSettings,
     TargetUnavailable,
+    provisioned_target,
 )
 
 __all__ = ["BUCKET_ENV", "REGION_ENV", "register_conformance_targets"]
@@ -43,60 +42,52 @@ DIMENSION: Final = 8
 DUMMY_CREDENTIALS: Final = {"aws_access_key_id": "mastra-test", "aws_secret_access_key": "mastra-test"}
 
 
-def _s3mock_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        from .s3mock import S3MOCK_VERSION, s3mock_server
+@provisioned_target(
+    "s3vectors-s3mock",
+    "s3vectors",
+    "emulated",
+    description=(
+        "Adobe S3Mock's S3 Vectors API (an emulator: exact search, no ANN) in a local JVM on loopback"
+    ),
+)
+def _s3mock_target(tmp: Path) -> Iterator[TargetSettings]:
+    from .s3mock import S3MOCK_VERSION, s3mock_server
 
-        with s3mock_server(tmp) as server:
-            yield TargetSettings(
-                vector={
-                    "bucket": "mastra-conformance",
-                    "region": "us-east-1",
-                    "endpoint_url": server.vectors,
-                    "create_bucket": True,
-                    **DUMMY_CREDENTIALS,
-                },
-                options={"dimension": DIMENSION, "server": f"S3Mock {S3MOCK_VERSION}"},
-            )
-
-    return ConformanceTarget(
-        name="s3vectors-s3mock",
-        adapter="s3vectors",
-        kind="emulated",
-        provision=provision,
-        description=(
-            "Adobe S3Mock's S3 Vectors API (an emulator: exact search, no ANN) in a local JVM on loopback"
-        ),
-    )
-
-
-def _aws_target() -> ConformanceTarget:
-    @contextmanager
-    def provision(tmp: Path) -> Iterator[TargetSettings]:
-        bucket = os.environ.get(BUCKET_ENV, "").strip()
-        region = os.environ.get(REGION_ENV, "").strip()
-        if not bucket or not region:
-            raise TargetUnavailable(
-                f"{BUCKET_ENV} and {REGION_ENV} are not both set; set them to an existing vector bucket and "
-                "its region (credentials come from the AWS chain) to run the kit against Amazon S3 Vectors"
-            )
+    with s3mock_server(tmp) as server:
         yield TargetSettings(
-            vector={"bucket": bucket, "region": region, "index_prefix": f"mmc{uuid.uuid4().hex[:6]}-"},
-            options={"dimension": DIMENSION},
+            vector={
+                "bucket": "mastra-conformance",
+                "region": "us-east-1",
+                "endpoint_url": server.vectors,
+                "create_bucket": True,
+                **DUMMY_CREDENTIALS,
+            },
+            options={"dimension": DIMENSION, "server": f"S3Mock {S3MOCK_VERSION}"},
         )
 
-    return ConformanceTarget(
-        name="s3vectors-aws",
-        adapter="s3vectors",
-        kind="url",
-        provision=provision,
-        description=f"Amazon S3 Vectors: the bucket named by {BUCKET_ENV} in {REGION_ENV}",
+
+@provisioned_target(
+    "s3vectors-aws",
+    "s3vectors",
+    "url",
+    description=f"Amazon S3 Vectors: the bucket named by {BUCKET_ENV} in {REGION_ENV}",
+)
+def _aws_target(tmp: Path) -> Iterator[TargetSettings]:
+    bucket = os.environ.get(BUCKET_ENV, "").strip()
+    region = os.environ.get(REGION_ENV, "").strip()
+    if not bucket or not region:
+        raise TargetUnavailable(
+            f"{BUCKET_ENV} and {REGION_ENV} are not both set; set them to an existing vector bucket and "
+            "its region (credentials come from the AWS chain) to run the kit against Amazon S3 Vectors"
+        )
+    yield TargetSettings(
+        vector={"bucket": bucket, "region": region, "index_prefix": f"mmc{uuid.uuid4().hex[:6]}-"},
+        options={"dimension": DIMENSION},
     )
 
 
 @hookimpl
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     """Register ``s3vectors-aws`` (most real) and ``s3vectors-s3mock``."""
-    register(_aws_target())
-    register(_s3mock_target())
+    register(_aws_target)
+    register(_s3mock_target)
