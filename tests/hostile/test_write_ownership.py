@@ -2,7 +2,8 @@
 
 Before the ownership checks, bob could overwrite alice's message by saving its id, move it into his thread
 with ``update_messages`` (his recall then returned her text), re-own her thread with ``create_thread`` and
-copy it into his resource with ``clone_thread``. Each attack here, through ``Memory`` over real SQLite
+copy it into his resource with ``clone_thread``; and (issue 26) the ``updateWorkingMemory`` tool wrote his
+working memory from a request naming her thread. Each attack here, through ``Memory`` over real SQLite
 stores with semantic recall on, must raise ``ThreadOwnershipError`` before anything is written: afterwards
 alice's threads, messages and vectors are exactly as before, and bob's recall (history, semantic recall
 over his resource, and every thread he owns) returns none of her text.
@@ -85,6 +86,14 @@ async def _bob_sees(memory: Memory) -> list[str]:
 
 Attack = Callable[[Memory], Awaitable[object]]
 
+
+async def _working_memory_as_bob(memory: Memory, scope: str, context: dict[str, Any]) -> object:
+    """The ``updateWorkingMemory`` tool of a ``Memory`` over the same stores, called for her thread as bob."""
+    wm = Memory(storage=memory.storage, options={"workingMemory": {"enabled": True, "scope": scope}})
+    tool = wm.get_tools()["updateWorkingMemory"]
+    return await tool.execute({"memory": "# written by bob"}, {"MastraMemory": context})
+
+
 ATTACKS: dict[str, Attack] = {
     "save her message id into his thread": lambda m: m.save_messages(
         [_msg("a1", "his-thread", "overwritten by bob", 9, resource_id="bob")]
@@ -121,6 +130,15 @@ ATTACKS: dict[str, Attack] = {
     "clone her thread into his resource": lambda m: m.storage.clone_thread(
         "her-thread", new_thread_id="t-stolen", resource_id="bob"
     ),
+    "update working memory of his resource from her thread": lambda m: _working_memory_as_bob(
+        m, "resource", {"thread": {"id": "her-thread"}, "resourceId": "bob"}
+    ),
+    "update working memory of her thread as bob": lambda m: _working_memory_as_bob(
+        m, "thread", {"thread": {"id": "her-thread"}, "resourceId": "bob"}
+    ),
+    "update working memory naming bob on her thread": lambda m: _working_memory_as_bob(
+        m, "thread", {"thread": {"id": "her-thread", "resourceId": "bob"}}
+    ),
 }
 
 
@@ -133,6 +151,7 @@ async def test_a_cross_tenant_write_is_refused_and_changes_nothing(memory: Memor
         await ATTACKS[name](memory)
     assert "alice" not in str(info.value), "the error must not name the owning resource"
     assert await _alice(memory) == before, f"{name}: alice's data changed"
+    assert await memory.storage.get_resource_by_id("bob") is None, f"{name}: bob's resource was written"
     seen = await _bob_sees(memory)
     assert not any(secret in text for text in seen for secret in SECRETS), f"{name}: bob sees {seen}"
     assert seen == bob_before, f"{name}: a refused write changed what bob sees (nothing may be written)"

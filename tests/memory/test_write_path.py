@@ -311,12 +311,17 @@ async def test_delete_messages_accepts_ids_and_dicts(memory: Memory, form: list[
     assert await vector_ids(memory) == ["m3"]
 
 
-async def test_delete_messages_accepts_a_single_id(memory: Memory) -> None:
+@pytest.mark.parametrize("bare", ["m1", {"id": "m1"}, {"m1", "m2"}, None])
+async def test_delete_messages_refuses_anything_but_a_list_before_io(memory: Memory, bare: Any) -> None:
+    """Issue 26: Mastra's ``deleteMessages`` requires an array; a bare id is refused before any I/O."""
     await memory.save_messages([msg("m1", "t", "x", ts(1)), msg("m2", "t", "y", ts(2))])
-    await memory.delete_messages("m1")
+    before = await state(memory)
+    with pytest.raises(ValidationError, match="wrap a single id in a list") as info:
+        await memory.delete_messages(bare)
+    assert info.value.id == "MASTRA_MEMORY_DELETE_MESSAGES_INVALID_ARGS"
+    assert await state(memory) == before
+    await memory.delete_messages(("m1",))
     assert await vector_ids(memory) == ["m2"]
-    await memory.delete_messages({"id": "m2"})
-    assert await vector_ids(memory) == []
 
 
 @pytest.mark.parametrize("bad", [[""], ["ok", "  "], [{"id": ""}], [{"nope": 1}], [None]])

@@ -152,6 +152,49 @@ class WorkingMemoryConfig(_Config):
         return self.template or DEFAULT_WORKING_MEMORY_TEMPLATE
 
 
+class UnsupportedOptionError(ConfigError):
+    """A Mastra option this project accepts in a configuration but does not implement (docs/spec.md §5.1):
+    refused with what to use instead, never silently ignored."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message, id="MASTRA_MEMORY_CONFIG_UNSUPPORTED_OPTION", details={"option": option})
+
+
+class MessageHistoryConfig(_Config):
+    """Mastra's ``messageHistory`` (``{maxTokens, atMaxRemoveTokens}``), checked by Mastra's rules.
+
+    Only ``max_tokens=0`` (history off, as in Mastra) is implemented; a positive budget raises
+    :class:`UnsupportedOptionError` (docs/spec.md §5.1 [Δ]).
+    """
+
+    max_tokens: float = Field(ge=0, allow_inf_nan=False)
+    at_max_remove_tokens: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @field_validator("max_tokens", "at_max_remove_tokens", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be a finite number >= 0")
+        return value
+
+    @model_validator(mode="after")
+    def _supported(self) -> MessageHistoryConfig:
+        if self.at_max_remove_tokens is not None and self.at_max_remove_tokens > self.max_tokens:
+            raise ValueError("atMaxRemoveTokens must be no greater than maxTokens")
+        if self.max_tokens > 0:
+            # Not mapped onto history_tokens: Mastra's budget counts the whole prompt (system messages
+            # and the current turn too), frees atMaxRemoveTokens at a time and persists a per-thread
+            # boundary; a history-only budget would let the prompt overrun it silently.
+            raise UnsupportedOptionError(
+                "messageHistory.maxTokens > 0 (Mastra's token budget on the whole prompt) is not "
+                "implemented; use history_tokens (historyTokens) for a budget on the loaded history, or "
+                "a TokenLimiter(limit=...) input processor after your own for a budget on the whole "
+                "prompt; maxTokens=0 (history off) is supported",
+                option="messageHistory.maxTokens",
+            )
+        return self
+
+
 class TitleConfig(_Config):
     """Thread title generation (docs/spec.md §5.9). Inert, with one warning, when no model is available."""
 
@@ -171,8 +214,11 @@ class MemoryConfig(_Config):
 
     last_messages: int | Literal[False] = 10
     #: Token budget of the history ``MessageHistory`` loads: the newest of the ``last_messages`` messages
-    #: that fit (docs/spec.md §5.12). None: no budget. Not a Mastra option (Mastra trims with TokenLimiter).
+    #: that fit (docs/spec.md §5.12). None: no budget. No Mastra spelling (Mastra's own budget, on the whole
+    #: prompt, is ``messageHistory.maxTokens``).
     history_tokens: int | None = Field(default=None, ge=1, strict=True)
+    #: Mastra's token budget of history (docs/spec.md §5.1): only ``{"maxTokens": 0}`` (history off).
+    message_history: MessageHistoryConfig | None = None
     semantic_recall: bool | SemanticRecallConfig = False
     working_memory: WorkingMemoryConfig = Field(default_factory=WorkingMemoryConfig)
     generate_title: bool | TitleConfig = False
@@ -218,7 +264,10 @@ class MemoryConfig(_Config):
 
     @property
     def history_on(self) -> bool:
-        """Whether history is returned: ``last_messages`` is neither 0 nor False (docs/spec.md §5.3)."""
+        """Whether history is returned: ``last_messages`` is neither 0 nor False and
+        ``message_history.max_tokens`` is not 0 (docs/spec.md §5.1, §5.3)."""
+        if self.message_history is not None and self.message_history.max_tokens == 0:
+            return False
         return self.last_messages not in (0, False)
 
     @classmethod
@@ -253,11 +302,15 @@ def config_error(exc: PydanticValidationError, what: str) -> ConfigError:
         cause = (err.get("ctx") or {}).get("error")
         if isinstance(cause, FilterError):
             return FilterConfigError(cause.problems)
+        if isinstance(cause, UnsupportedOptionError):
+            return cause
     return ConfigError(f"invalid {what}: {_problems(exc)}")
 
 
 # Union branches pydantic names in error locations; they say nothing to a user.
-_BRANCH_NAMES = frozenset({"bool", "int", "SemanticRecallConfig", "TitleConfig", "ThreadsConfig"})
+_BRANCH_NAMES = frozenset(
+    {"bool", "int", "SemanticRecallConfig", "TitleConfig", "ThreadsConfig", "MessageHistoryConfig"}
+)
 
 
 def _problems(exc: PydanticValidationError) -> str:

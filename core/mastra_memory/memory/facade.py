@@ -433,18 +433,22 @@ class Memory:
             await self.indexer(recall, embed=False).delete_message_vectors(unembedded)
         return updated
 
-    async def delete_messages(
-        self, message_ids: str | Mapping[str, Any] | Sequence[str | Mapping[str, Any]]
-    ) -> None:
+    async def delete_messages(self, message_ids: Sequence[str | Mapping[str, Any]]) -> None:
         """Delete messages and every vector of theirs in every memory index (awaited, no orphans).
 
-        Accepts ids or ``{"id": ...}`` dicts, as a list or a single one (Mastra's ``MessageDeleteInput``).
+        Takes a list of ids or ``{"id": ...}`` dicts (Mastra's ``MessageDeleteInput``); anything else, a
+        bare id included, raises ``ValidationError`` before any I/O, as Mastra refuses a non-array
+        (docs/spec.md §5.6).
         """
-        items: Sequence[str | Mapping[str, Any]] = (
-            [message_ids] if isinstance(message_ids, str | Mapping) else message_ids
-        )
+        if not isinstance(message_ids, list | tuple):
+            raise ValidationError(
+                "delete_messages takes a list of message ids or {id} objects, got "
+                f"{type(message_ids).__name__}; wrap a single id in a list: [id]",
+                id="MASTRA_MEMORY_DELETE_MESSAGES_INVALID_ARGS",
+                domain="MEMORY",
+            )
         ids: list[str] = []
-        for item in items:
+        for item in message_ids:
             raw = item.get("id") if isinstance(item, Mapping) else item
             ids.append(require_id(raw, "message id"))
         if not ids:
@@ -754,6 +758,7 @@ class Memory:
         return self._chain.outputs(self.config(request_memory_config(request_context)), existing)
 
     def get_tools(self, request_context: Any = None) -> dict[str, UpdateWorkingMemoryTool]:
-        """The memory tools for this request: ``{"updateWorkingMemory": tool}`` when working memory is on
-        (docs/spec.md §5.12), else ``{}``. The tool's handler writes through :meth:`update_working_memory`."""
+        """The memory tools for this request: ``{"updateWorkingMemory": tool}`` when working memory is on and
+        the request is not ``read_only`` (docs/spec.md §5.12), else ``{}``. The tool's handler writes through
+        :meth:`update_working_memory` after checking that the request's thread belongs to its resource."""
         return self._chain.tools(self.config(request_memory_config(request_context)))

@@ -44,7 +44,13 @@ class ProcessorChain:
         if cfg.working_memory.enabled and "working-memory" not in have:
             wm = cfg.working_memory
             out.append(
-                WorkingMemory(self.memory.storage, template=wm.template, schema=wm.schema_, scope=wm.scope)
+                WorkingMemory(
+                    self.memory.storage,
+                    template=wm.template,
+                    schema=wm.schema_,
+                    scope=wm.scope,
+                    read_only=cfg.read_only,
+                )
             )
         if cfg.history_on and "message-history" not in have:
             out.append(self._history(cfg))
@@ -61,8 +67,9 @@ class ProcessorChain:
         return out
 
     def tools(self, cfg: MemoryConfig) -> dict[str, UpdateWorkingMemoryTool]:
-        """``{"updateWorkingMemory": tool}`` when working memory is on, else ``{}``."""
-        if not cfg.working_memory.enabled:
+        """``{"updateWorkingMemory": tool}`` when working memory is on and the request is not ``read_only``
+        (as Mastra's ``listTools``), else ``{}``."""
+        if not cfg.working_memory.enabled or cfg.read_only:
             return {}
         return {WORKING_MEMORY_TOOL: UpdateWorkingMemoryTool(self.memory, cfg.working_memory)}
 

@@ -71,6 +71,8 @@ class MessageHistory(InputProcessor, OutputProcessor):
         budget = ctx.option("history_tokens", self.history_tokens)
         if limit is False or not isinstance(limit, int) or limit == 0:
             return message_list
+        if ctx.sets("message_history") and ctx.memory_config and not ctx.memory_config.history_on:
+            return message_list  # Mastra's messageHistory.maxTokens=0: history off (docs/spec.md §5.1)
         history = await self._newest(ctx, limit, budget)
         fresh = [m for m in history if m.id not in message_list]  # the caller's own copy wins
         if fresh:

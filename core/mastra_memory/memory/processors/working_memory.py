@@ -15,8 +15,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from ...errors import ConfigError, ValidationError
-from ...storage import MemoryStorage
+from ...errors import ConfigError, ThreadOwnershipError, ValidationError
+from ...storage import MemoryStorage, Thread
 from ..config import MemoryConfig, WorkingMemoryConfig, config_error, merge_config
 from ..message_list import MessageList
 from ..stored_messages import WORKING_MEMORY_TOOL
@@ -29,6 +29,8 @@ class WorkingMemoryAccess(Protocol):
     """What the tool needs of ``Memory`` (named structurally: the facade imports this module)."""
 
     async def get_working_memory(self, thread_id: str, resource_id: str | None = None) -> str | None: ...
+
+    async def get_thread_by_id(self, thread_id: str, resource_id: str | None = None) -> Thread | None: ...
 
     async def update_working_memory(self, thread_id: str, resource_id: str | None, text: str) -> None: ...
 
@@ -44,6 +46,15 @@ When you learn something worth keeping (names, preferences, goals, facts, ongoin
 {tool} tool{how}. Use what it holds to answer; do not tell the user about the tool or the memory."""
 _HOW_MARKDOWN = " with the complete updated memory, keeping the structure above"
 _HOW_SCHEMA = " with an object holding only the fields that changed (they are merged; null removes a field)"
+# docs/spec.md §5.12: under read_only the model gets the stored data only (never the template) and is told it
+# cannot change it, as Mastra's read-only instruction does; no tool is named.
+_READ_ONLY_INSTRUCTIONS = """You have a working memory about the user: notes kept from earlier conversations \
+({where}). It is read-only during this conversation: you cannot change it. Its content:
+<working_memory>
+{content}
+</working_memory>
+Use what it holds to answer; do not tell the user about the memory."""
+_READ_ONLY_EMPTY = "(nothing stored yet)"
 
 
 def _schema_of(config: WorkingMemoryConfig) -> dict[str, Any] | None:
@@ -61,7 +72,8 @@ class WorkingMemory(InputProcessor):
     Args mirror ``working_memory`` (docs/spec.md §5.8): a Markdown ``template`` or a ``schema`` (JSON-schema
     dict or pydantic model), and ``scope``. A request's ``memory_config.working_memory`` is merged over these
     options; ``{"enabled": False}`` there injects nothing. In resource scope a request without a resource
-    injects nothing (logged as a warning).
+    injects nothing (logged as a warning). With ``read_only`` (here or in the request's ``memory_config``)
+    the message holds the stored data with read-only instructions that name no tool.
     """
 
     id = "working-memory"
@@ -73,9 +85,11 @@ class WorkingMemory(InputProcessor):
         template: str | None = None,
         schema: dict[str, Any] | type[BaseModel] | None = None,
         scope: Literal["thread", "resource"] = "resource",
+        read_only: bool = False,
     ) -> None:
         if storage is None:
             raise ConfigError("WorkingMemory requires storage; pass storage=...")
+        self.read_only = read_only
         try:
             self.config = WorkingMemoryConfig.model_validate(
                 {"enabled": True, "template": template, "schema": schema, "scope": scope}
@@ -102,13 +116,24 @@ class WorkingMemory(InputProcessor):
             _logger.warning("working memory: no resource_id for thread %s; nothing injected", ctx.thread_id)
             return message_list
         text = await self.store.get(WorkingMemoryStore.target(config, ctx.thread_id, ctx.resource_id))
-        message_list.add_system(working_memory_instructions(config, text), source="memory")
+        read_only = self.read_only or ctx.read_only
+        message_list.add_system(
+            working_memory_instructions(config, text, read_only=read_only), source="memory"
+        )
         return message_list
 
 
-def working_memory_instructions(config: WorkingMemoryConfig, text: str | None) -> str:
+def working_memory_instructions(
+    config: WorkingMemoryConfig, text: str | None, *, read_only: bool = False
+) -> str:
     """The system message ``WorkingMemory`` adds: the stored text (the template, or an empty JSON object in
-    schema mode, while nothing is stored) and how to update it."""
+    schema mode, while nothing is stored) and how to update it. With ``read_only``: the stored text only (a
+    placeholder while nothing is stored, never the template) and no update instructions (docs/spec.md
+    §5.12)."""
+    where = "for this user" if config.scope == "resource" else "for this conversation"
+    if read_only:
+        content = (text or "").strip() or _READ_ONLY_EMPTY
+        return _READ_ONLY_INSTRUCTIONS.format(where=where, content=content)
     schema = _schema_of(config)
     if schema is not None:
         content = text or "{}"
@@ -116,7 +141,6 @@ def working_memory_instructions(config: WorkingMemoryConfig, text: str | None) -
     else:
         content = text or (config.effective_template or "")
         how = _HOW_MARKDOWN
-    where = "for this user" if config.scope == "resource" else "for this conversation"
     return _INSTRUCTIONS.format(where=where, content=content.strip(), tool=WORKING_MEMORY_TOOL, how=how)
 
 
@@ -140,13 +164,21 @@ class UpdateWorkingMemoryTool:
     writes through ``Memory.update_working_memory``: in Markdown mode ``memory`` is the complete new text;
     in schema mode an object merged into the stored JSON object (``null`` removes a key) and, with a pydantic
     schema, validated. Bad arguments raise ``ValidationError`` before anything is written.
+
+    It never writes under ``read_only`` (given here, or the request's ``memory_config.read_only``):
+    ``ValidationError`` (id ``MASTRA_MEMORY_UPDATE_WORKING_MEMORY_READ_ONLY``) before any I/O. A request whose
+    thread is stored under another resource than the request's ``resource_id`` is refused with
+    ``ThreadOwnershipError`` before anything is read or written (docs/spec.md §4.5, §5.12).
     """
 
     name = WORKING_MEMORY_TOOL
 
-    def __init__(self, memory: WorkingMemoryAccess, config: WorkingMemoryConfig) -> None:
+    def __init__(
+        self, memory: WorkingMemoryAccess, config: WorkingMemoryConfig, read_only: bool = False
+    ) -> None:
         self.memory = memory
         self.config = config
+        self.read_only = read_only
         schema = _schema_of(config)
         if schema is None:
             memory_param: dict[str, Any] = {
@@ -184,9 +216,31 @@ class UpdateWorkingMemoryTool:
             args = self._json(args, "arguments")
         if not isinstance(args, Mapping) or "memory" not in args:
             raise ValidationError(f'{self.name} arguments must be an object with a "memory" field')
+        if self.read_only or ctx.read_only:
+            # Mastra offers no tool under readOnly; a host that calls it anyway must not write (§5.12).
+            raise ValidationError(
+                f"{self.name}: memory is read-only for this request (read_only); nothing was written",
+                id="MASTRA_MEMORY_UPDATE_WORKING_MEMORY_READ_ONLY",
+                domain="MEMORY",
+            )
+        await self._check_owner(ctx)
         text = await self._text(args["memory"], ctx)
         await self.memory.update_working_memory(ctx.thread_id, ctx.resource_id, text)
         return {"success": True}
+
+    async def _check_owner(self, ctx: MemoryContext) -> None:
+        """docs/spec.md §4.5: the request's thread, when stored, must belong to the request's resource (as
+        Mastra's tool checks); the message names the thread and the requested resource, never the owner."""
+        if ctx.resource_id is None:
+            return
+        thread = await self.memory.get_thread_by_id(ctx.thread_id)
+        if thread is not None and thread.resource_id != ctx.resource_id:
+            raise ThreadOwnershipError(
+                f"{self.name}: thread {ctx.thread_id!r} does not belong to resource {ctx.resource_id!r}; "
+                "nothing was written",
+                id="MASTRA_MEMORY_UPDATE_WORKING_MEMORY_RESOURCE_MISMATCH",
+                details={"thread_id": ctx.thread_id, "resource_id": ctx.resource_id},
+            )
 
     async def _text(self, value: Any, ctx: MemoryContext) -> str:
         schema = self.config.schema_

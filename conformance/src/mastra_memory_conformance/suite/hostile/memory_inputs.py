@@ -1,5 +1,6 @@
 """Bad input through ``Memory`` (issue 12): a thread created with deeply nested or cyclic metadata by one
-resource is refused, and another resource still saves and recalls.
+resource is refused, and another resource still saves and recalls. The ``updateWorkingMemory`` tool refuses a
+request whose thread belongs to another resource (issue 26; docs/spec.md §4.5).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from functools import partial
 
 import pytest
 
-from mastra_memory.errors import MastraMemoryError, ValidationError
+from mastra_memory.errors import MastraMemoryError, ThreadOwnershipError, ValidationError
+from mastra_memory.memory import Memory
 
 from ...plugin import set_item
 from .base import (
@@ -63,3 +65,35 @@ class HostileMemoryInputSuite(HostileSuiteBase):
             await memory.flush()
             for name in set(await backend.vector.list_indexes()) - before:
                 await backend.vector.delete_index(name)
+
+    @pytest.mark.parametrize("scope", ["resource", "thread"])
+    async def test_working_memory_tool_refuses_a_thread_of_another_resource(
+        self, request: pytest.FixtureRequest, backend: MemoryBackend, scope: str
+    ) -> None:
+        """The ``updateWorkingMemory`` tool called for alice's thread with bob's resource raises
+        ``ThreadOwnershipError`` and writes nothing: neither her thread nor his working memory."""
+        set_item(request, f"memory: updateWorkingMemory across resources ({scope} scope)")
+        prefix = f"h{uuid.uuid4().hex[:8]}-"
+        alice, bob, thread_id = f"{prefix}alice", f"{prefix}bob", f"{prefix}her-thread"
+        memory = Memory(storage=backend.storage, options={"workingMemory": {"enabled": True, "scope": scope}})
+        await memory.create_thread(alice, thread_id, metadata={"plan": "pro"})
+        await memory.update_working_memory(thread_id, alice, "# alice's notes")
+        before = await backend.storage.get_thread_by_id(thread_id)
+        tool = memory.get_tools()["updateWorkingMemory"]
+        for context in (
+            {"thread": {"id": thread_id}, "resourceId": bob},
+            {"thread": {"id": thread_id, "resourceId": bob}},
+        ):
+            error = await raised_by(
+                partial(tool.execute, {"memory": "# written by bob"}, {"MastraMemory": context})
+            )
+            assert isinstance(error, ThreadOwnershipError), f"updateWorkingMemory as bob: {error!r}"
+            assert alice not in str(error), "the error must not name the owning resource"
+        assert await backend.storage.get_thread_by_id(thread_id) == before
+        assert await memory.get_working_memory(thread_id, alice) == "# alice's notes"
+        assert await backend.storage.get_resource_by_id(bob) is None
+        # The owner still writes.
+        assert await tool.execute(
+            {"memory": "# hers"}, {"MastraMemory": {"thread": {"id": thread_id}, "resourceId": alice}}
+        ) == {"success": True}
+        assert await memory.get_working_memory(thread_id, alice) == "# hers"
