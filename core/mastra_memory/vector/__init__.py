@@ -20,6 +20,8 @@ from .arguments import VectorArguments
 from .base import FilterInput, MastraVector, Matrix, Metadata, TranslatedFilter, Vector, logger
 from .metadata import first_problem, normalise_metadata
 from .records import (
+    DEFAULT_EF_CONSTRUCTION,
+    DEFAULT_M,
     MASTRA_ID_NAMESPACE,
     MAX_ID_LENGTH,
     MIN_COSINE_NORM,
@@ -38,6 +40,8 @@ from .records import (
 from .ties import TIE_MARGIN, past_ties
 
 __all__ = [
+    "DEFAULT_EF_CONSTRUCTION",
+    "DEFAULT_M",
     "MASTRA_ID_NAMESPACE",
     "MAX_ID_LENGTH",
     "MIN_COSINE_NORM",

@@ -41,6 +41,10 @@ MIN_COSINE_NORM = float(np.sqrt(np.finfo(np.float32).tiny))
 MIN_DEFAULT_EF = 300
 #: Largest default HNSW search list (the backends' own upper bound is 1000 or more).
 MAX_DEFAULT_EF = 1000
+#: HNSW links and build list of an index whose configuration gives none (docs/spec.md §3.9: the defaults
+#: Mastra's documentation states, on every HNSW adapter).
+DEFAULT_M: Final = 16
+DEFAULT_EF_CONSTRUCTION: Final = 64
 
 
 def default_ef(top_k: int, m: int) -> int:

@@ -12,6 +12,7 @@ from typing import Any, Final, Literal
 
 import pyarrow.compute as pc
 from lancedb.index import HnswFlat, HnswPq, HnswSq, IvfFlat, IvfPq
+from mastra_memory.vector import DEFAULT_EF_CONSTRUCTION, DEFAULT_M
 
 from .layout import TableInfo
 
@@ -62,7 +63,10 @@ async def train(info: TableInfo) -> None:
     quantization = index.get("quantization", "none")
     config: Any
     if index.get("type") == "hnsw":
-        hnsw = {"m": index.get("m", 16), "ef_construction": index.get("ef_construction", 64)}
+        hnsw = {
+            "m": index.get("m", DEFAULT_M),
+            "ef_construction": index.get("ef_construction", DEFAULT_EF_CONSTRUCTION),
+        }
         cls = {"sq": HnswSq, "pq": HnswPq, "none": HnswFlat}[quantization]
         config = cls(distance_type=distance, num_partitions=lists, **hnsw)
     elif quantization == "pq":

@@ -45,6 +45,7 @@ import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import MastraMemoryError, ValidationError, VectorStoreError
 from mastra_memory.filters.numbers import integer_out_of_range
+from mastra_memory.vector import DEFAULT_EF_CONSTRUCTION, DEFAULT_M
 from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
 from mastra_memory.vector.ties import past_ties
@@ -74,8 +75,6 @@ SPACE_TYPES: Final[dict[Metric, str]] = {
     "euclidean": "l2",
     "dotproduct": "innerproduct",
 }
-DEFAULT_M: Final = 16
-DEFAULT_EF_CONSTRUCTION: Final = 64
 _MAX_ID_BYTES: Final = 512
 #: Nested documents (array elements) one record may make; the index setting is raised to it.
 NESTED_LIMIT: Final = 50_000

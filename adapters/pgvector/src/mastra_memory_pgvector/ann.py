@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import CapabilityError, MastraMemoryError, ValidationError
-from mastra_memory.vector.records import IndexConfig, default_ef
+from mastra_memory.vector.records import DEFAULT_EF_CONSTRUCTION, DEFAULT_M, IndexConfig, default_ef
 
 from .connection import Connection, quote_ident
 from .settings import MAX_IDENTIFIER_BYTES
@@ -47,8 +47,6 @@ logger = logging.getLogger("mastra_memory_pgvector.ann")
 #: ``halfvec`` up to 4,000.
 VECTOR_INDEX_MAX: Final = 2_000
 HALFVEC_INDEX_MAX: Final = 4_000
-DEFAULT_M: Final = 16
-DEFAULT_EF_CONSTRUCTION: Final = 64
 _OPCLASS: Final[Mapping[Metric, str]] = {
     "cosine": "cosine_ops",
     "euclidean": "l2_ops",

@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Final
 import numpy as np
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.filters.numbers import integer_out_of_range
+from mastra_memory.vector import DEFAULT_EF_CONSTRUCTION, DEFAULT_M
 from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
 from mastra_memory.vector.ties import past_ties
@@ -67,8 +68,6 @@ __all__ = ["DEFAULT_KEYWORD_KEYS", "QdrantVector", "point_id"]
 DEFAULT_KEYWORD_KEYS: Final = ("thread_id", "resource_id")
 #: Points per scroll page of an update by filter (docs/spec.md §3.8).
 SCROLL_PAGE: Final = 100
-DEFAULT_M: Final = 16
-DEFAULT_EF_CONSTRUCTION: Final = 64
 _QUERY_OPTIONS: Final = frozenset({"ef", "exact"})
 
 
