@@ -88,3 +88,82 @@ def test_bad_options_are_config_errors() -> None:
     for bad in ({"limit": 0}, {"limit": 5, "strategy": "drop"}, {"limit": 5, "count_mode": "all"}):
         with pytest.raises(ConfigError):
             TokenLimiter(**bad)  # type: ignore[arg-type]
+
+
+def _tool_turn() -> MessageList:
+    """History with a tool call stored in one message and its result in a later one, then a big message."""
+    listing = MessageList(thread_id="t", resource_id="r")
+    call = {"state": "call", "toolCallId": "c1", "toolName": "w", "args": {}}
+    listing.add(
+        [
+            {"id": "h1", "thread_id": "t", "role": "user", "content": "w " * 5},
+            {
+                "id": "h2",
+                "thread_id": "t",
+                "role": "assistant",
+                "content": {"format": 2, "parts": [{"type": "tool-invocation", "toolInvocation": call}]},
+            },
+            {
+                "id": "h3",
+                "thread_id": "t",
+                "role": "assistant",
+                "content": {
+                    "format": 2,
+                    "parts": [
+                        {
+                            "type": "tool-invocation",
+                            "toolInvocation": {**call, "state": "result", "result": "ok"},
+                        }
+                    ],
+                },
+            },
+            {"id": "h4", "thread_id": "t", "role": "user", "content": "w " * 50},
+            {"id": "h5", "thread_id": "t", "role": "user", "content": "w " * 5},
+        ],
+        source="memory",
+    )
+    listing.add([{"id": "new", "thread_id": "t", "role": "user", "content": "question"}], source="input")
+    return listing
+
+
+async def test_best_fit_is_the_default_and_passes_over_what_does_not_fit() -> None:
+    listing = _tool_turn()
+    await TokenLimiter(40, token_counter=Words()).process_input([], listing)
+    # Words: new 5, h5 9, h4 54, the h2+h3 pair 6+7, h1 9. h4 does not fit; older messages still do.
+    assert [m.id for m in listing.all()] == ["h1", "h2", "h3", "h5", "new"]
+
+
+async def test_contiguous_stops_at_the_first_message_that_does_not_fit() -> None:
+    listing = _tool_turn()
+    await TokenLimiter(40, trim_mode="contiguous", token_counter=Words()).process_input([], listing)
+    assert [m.id for m in listing.all()] == ["h5", "new"]
+
+
+async def test_a_tool_call_and_its_result_stored_apart_are_kept_or_dropped_together() -> None:
+    listing = _tool_turn()
+    # 5 + 9 used; the pair (13) does not fit in 25, though h3 (7) alone would; h1 (9) then does.
+    await TokenLimiter(25, token_counter=Words()).process_input([], listing)
+    assert [m.id for m in listing.all()] == ["h1", "h5", "new"]
+
+
+async def test_memory_only_waits_for_the_limit_then_frees_at_max_remove_tokens() -> None:
+    listing = _tool_turn()
+    # The whole context is 90 tokens: under the limit nothing is touched.
+    await TokenLimiter(200, trim_mode="memory-only", token_counter=Words()).process_input([], listing)
+    assert len(listing.all()) == 6
+    listing = _tool_turn()
+    limiter = TokenLimiter(80, trim_mode="memory-only", at_max_remove_tokens=60, token_counter=Words())
+    await limiter.process_input([], listing)
+    # Oldest first until at most 20: h1, the h2+h3 pair, h4 go; h5 and the question stay.
+    assert [m.id for m in listing.all()] == ["h5", "new"]
+    response = [{"id": "out", "thread_id": "t", "role": "assistant", "content": "w " * 500}]
+    [kept] = await limiter.process_output_result(response)
+    assert message_tokens(kept, Words()) > 80  # memory-only leaves the response alone
+
+
+def test_trim_mode_and_at_max_remove_tokens_are_checked() -> None:
+    with pytest.raises(ConfigError, match="trim_mode"):
+        TokenLimiter(10, trim_mode="oldest")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="at_max_remove_tokens"):
+        TokenLimiter(10, at_max_remove_tokens=11)
+    assert TokenLimiter(100).at_max_remove_tokens == 25
