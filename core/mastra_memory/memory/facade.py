@@ -28,16 +28,26 @@ from ..errors import (
     ValidationError,
 )
 from ..filters import parse as parse_filter
-from ..messages import MastraDBMessage, MessageInput
+from ..messages import MastraDBMessage, MessageInput, normalize_messages
 from ..metadata_limits import shown
-from ..storage import CloneMessageFilterInput, IncludeItem, MemoryStorage, Resource, Thread, ThreadPage
+from ..storage import (
+    CloneMessageFilterInput,
+    IncludeItem,
+    MemoryStorage,
+    MessagePage,
+    Resource,
+    Thread,
+    ThreadPage,
+)
 from ..vector import MastraVector
 from .arguments import optional_resource, require_id
 from .background import BackgroundWork
+from .clones import CloneMetadata, clone_history, clone_metadata, list_clones, source_thread
 from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, merge_config
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
 from .index.indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
 from .index.reindex import reindex_messages
+from .llm_context import MemoryContext, build_context
 from .processors import UpdateWorkingMemoryTool
 from .processors.chain import ProcessorChain
 from .processors.context import request_memory_config
@@ -49,8 +59,10 @@ from .recall.algorithm import (
 )
 from .recall.search import MessageSearchResult, resource_search_filter, search_resource_messages
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, usage
+from .retention import PruneBounds, PruneResult, StopSignal, check_bound, parse_retention
+from .retention import prune as prune_tables
 from .stored_messages import messages_to_store
-from .threads import CloneThreadResult, clone_thread, move_thread
+from .threads import CloneThreadResult, CopyThreadResult, clone_thread, move_thread
 from .titles import TitleGenerator
 from .working_memory_store import WorkingMemoryStore
 
@@ -708,6 +720,180 @@ class Memory:
             threshold=threshold if threshold is not None else recall.threshold,
         )
 
+    # --- copies and clone lineage, context, raw writes, retention (docs/spec.md §5.11) ----------
+
+    async def copy_thread(
+        self,
+        source_thread_id: str,
+        *,
+        new_thread_id: str | None = None,
+        resource_id: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        message_limit: int | None = None,
+        message_filter: CloneMessageFilterInput | None = None,
+        source_resource_id: str | None = None,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> CopyThreadResult:
+        """:meth:`clone_thread` without the copied messages in the result (Mastra's ``copyThread``): the
+        same arguments, checks and indexing; returns ``thread``, ``message_id_map`` and ``skipped``."""
+        done = await self.clone_thread(
+            source_thread_id,
+            new_thread_id=new_thread_id,
+            resource_id=resource_id,
+            title=title,
+            metadata=metadata,
+            message_limit=message_limit,
+            message_filter=message_filter,
+            source_resource_id=source_resource_id,
+            thread_config=thread_config,
+        )
+        return CopyThreadResult(thread=done.thread, message_id_map=done.message_id_map, skipped=done.skipped)
+
+    def get_clone_metadata(self, thread: Thread | None) -> CloneMetadata | None:
+        """Where ``thread`` was cloned from (``source_thread_id``, ``cloned_at``, ``last_message_id``), or
+        None when it is not a clone (Mastra's ``getCloneMetadata``; reads this project's flat keys and
+        Mastra's nested ``clone`` object). No I/O."""
+        return clone_metadata(thread)
+
+    def is_clone(self, thread: Thread | None) -> bool:
+        """Whether ``thread`` is a clone of another thread (Mastra's ``isClone``). No I/O."""
+        return clone_metadata(thread) is not None
+
+    async def get_source_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread | None:
+        """The thread ``thread_id`` was cloned from, or None (not a clone, missing, or source deleted) —
+        Mastra's ``getSourceThread``. ``resource_id`` names the caller's resource: the clone and the source
+        must both be its, else None (docs/spec.md §4.5)."""
+        require_id(thread_id, "thread_id")
+        resource_id = optional_resource(resource_id)
+        await self.init()
+        return await source_thread(self.storage, thread_id, resource_id)
+
+    async def list_clones(self, source_thread_id: str, resource_id: str | None = None) -> list[Thread]:
+        """The threads cloned directly from ``source_thread_id`` among those of ``resource_id`` (default: the
+        source's resource; no source, no clones), newest first — Mastra's ``listClones``."""
+        require_id(source_thread_id, "source_thread_id")
+        resource_id = optional_resource(resource_id)
+        await self.init()
+        return await list_clones(self.storage, source_thread_id, resource_id)
+
+    async def get_clone_history(self, thread_id: str, *, resource_id: str | None = None) -> list[Thread]:
+        """``thread_id`` and the threads it descends from, the original first (Mastra's
+        ``getCloneHistory``); ``[]`` when the thread is missing. With ``resource_id`` the chain stops at an
+        ancestor of another resource; a cycle in (user-written) metadata stops it too."""
+        require_id(thread_id, "thread_id")
+        resource_id = optional_resource(resource_id)
+        await self.init()
+        return await clone_history(self.storage, thread_id, resource_id)
+
+    async def get_context(
+        self,
+        thread_id: str,
+        resource_id: str | None = None,
+        memory_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> MemoryContext:
+        """The system message and messages for one LLM call (Mastra's ``getContext``): the working-memory
+        instructions (None when working memory is off) and the newest ``last_messages`` messages of the
+        thread, oldest first (none when history is off). No semantic recall, as in Mastra.
+        ``memory_config`` is merged over the options like a ``thread_config``; a thread of another resource
+        than ``resource_id`` raises ThreadOwnershipError."""
+        require_id(thread_id, "thread_id")
+        resource_id = optional_resource(resource_id)
+        cfg = self.config(memory_config)
+        await self.init()
+        return await build_context(self.storage, cfg, thread_id, resource_id)
+
+    async def list_messages_by_resource_id(
+        self,
+        resource_id: str,
+        *,
+        include: Sequence[IncludeItem | Mapping[str, Any]] | None = None,
+        per_page: int | Literal[False] | None = None,
+        page: int = 0,
+        filter: Mapping[str, Any] | None = None,
+        order_by: Mapping[str, Any] | None = None,
+        include_total: bool = True,
+    ) -> MessagePage:
+        """The messages of every thread of ``resource_id``, paged as ``list_messages`` (docs/spec.md §4.3;
+        Mastra's ``listMessagesByResourceId``: ``per_page`` default 40, ``False`` for all). An ``include``
+        window reaches only this resource's messages."""
+        resource_id = require_id(resource_id, "resource_id")
+        await self.init()
+        return await self.storage.list_messages_by_resource_id(
+            resource_id,
+            include=include,
+            per_page=per_page,
+            page=page,
+            filter=filter,
+            order_by=order_by,
+            include_total=include_total,
+        )
+
+    async def persist_messages(self, messages: Sequence[MessageInput]) -> list[MastraDBMessage]:
+        """Store messages without embedding them (Mastra's ``persistMessages``): system and signal messages
+        are left out, everything else is written as ``save_messages`` writes it (same checks and §4.5
+        ownership), but nothing is embedded. A re-persisted id loses its vectors (their text may be stale);
+        :meth:`reindex_thread` makes persisted messages recallable."""
+        kept = [m for m in normalize_messages(messages) if m.role not in ("system", "signal")]
+        ids = [m.id for m in kept]
+        if len(set(ids)) != len(ids):
+            raise ValidationError("persist_messages got one message id twice; ids must be unique")
+        if not kept:
+            return []
+        await self.init()
+        await self._background.idle()  # a pending embed must not write the old text after this write
+        existing = [m.id for m in await self.storage.list_messages_by_id(ids)]
+        stored = await self.storage.save_messages(kept)
+        cleanup = self._cleanup_indexer() if existing else None
+        if cleanup is not None:
+            await cleanup.delete_message_vectors(existing)
+        return stored
+
+    async def prune(
+        self,
+        retention: Mapping[str, Any] | None = None,
+        *,
+        max_batches: int | None = None,
+        max_rows: int | None = None,
+        pause_ms: float = 0,
+        signal: StopSignal | None = None,
+    ) -> list[PruneResult]:
+        """Delete messages and threads older than their retention policy (Mastra's ``retention`` and
+        ``prune()``; docs/spec.md §5.11). ``retention`` is ``{"messages": {"maxAge": "30d", "batchSize":
+        1000}, "threads": {...}}`` (or Mastra's ``{"memory": {...}}``); rows whose ``created_at`` is strictly
+        older than ``now - maxAge`` go, ``batchSize`` per batch. Pruned messages lose their vectors in every
+        memory index; a pruned thread takes its messages and their vectors with it. ``max_batches`` and
+        ``max_rows`` bound each table's work, ``pause_ms`` waits between batches and ``signal`` (an
+        ``Event``) stops between batches: a result with ``done=False`` means rows remain — call again to
+        resume. No policy: ``[]``."""
+        policies = parse_retention(retention)
+        bounds = PruneBounds(
+            max_batches=check_bound(max_batches, "max_batches", minimum=0),
+            max_rows=check_bound(max_rows, "max_rows", minimum=0),
+            pause_ms=_pause(pause_ms),
+            signal=signal,
+        )
+        if signal is not None and not callable(getattr(signal, "is_set", None)):
+            raise ValidationError(
+                "signal must be an asyncio.Event or threading.Event (anything with is_set())"
+            )
+        if not policies:
+            return []
+        await self.init()
+
+        async def delete_messages(ids: list[str]) -> None:
+            await self._delete_with_vectors(
+                lambda: self.storage.delete_messages(ids), lambda c: c.delete_message_vectors(ids)
+            )
+
+        async def delete_threads(ids: list[str]) -> None:
+            for thread_id in ids:
+                await self.delete_thread(thread_id)
+
+        return await prune_tables(
+            self.storage, policies, bounds, delete_messages=delete_messages, delete_threads=delete_threads
+        )
+
     async def settled(self, timeout: float | None = None) -> None:  # noqa: ASYNC109 (the work must survive)
         """Wait until every background task of this memory has finished — embeddings scheduled by
         ``save_messages(..., background=True)`` and thread titles (docs/spec.md §5.11).
@@ -762,3 +948,10 @@ class Memory:
         the request is not ``read_only`` (docs/spec.md §5.12), else ``{}``. The tool's handler writes through
         :meth:`update_working_memory` after checking that the request's thread belongs to its resource."""
         return self._chain.tools(self.config(request_memory_config(request_context)))
+
+
+def _pause(value: Any) -> float:
+    """``prune``'s ``pause_ms``: a finite number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValidationError(f"pause_ms must be a finite number of milliseconds >= 0, got {value!r}")
+    return float(value)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ..errors import IndexingError, MastraMemoryError
 from ..storage import CloneMessageFilterInput, CloneResult, MemoryStorage, Thread
@@ -22,7 +22,7 @@ from .results import SkippedMessage
 
 logger = logging.getLogger("mastra_memory.indexing")
 
-__all__ = ["CloneThreadResult", "clone_thread", "move_thread"]
+__all__ = ["CloneThreadResult", "CopyThreadResult", "clone_thread", "move_thread"]
 
 
 class CloneThreadResult(CloneResult):
@@ -35,6 +35,15 @@ class CloneThreadResult(CloneResult):
     def cloned_messages(self) -> list[Any]:
         """Mastra's name for :attr:`messages`."""
         return list(self.messages)
+
+
+class CopyThreadResult(BaseModel):
+    """What ``Memory.copy_thread`` returns (Mastra's ``copyThread``): the new thread, old id → new id, and
+    the copies that could not be indexed — not the copied messages."""
+
+    thread: Thread
+    message_id_map: dict[str, str]
+    skipped: list[SkippedMessage] = Field(default_factory=list)
 
 
 async def clone_thread(
