@@ -251,7 +251,7 @@ class Memory:
         thread_id = thread_id or str(uuid.uuid4())
         self._check_thread_metadata("CREATE_THREAD", self.options.recall, thread_id, metadata)
         await self.init()
-        return await self.storage.save_thread(
+        thread = await self.storage.save_thread(
             {
                 "id": thread_id,
                 "resource_id": resource_id,
@@ -259,6 +259,8 @@ class Memory:
                 "metadata": dict(metadata) if metadata is not None else None,
             }
         )
+        await self._working_memory.sync_from_thread(self.options.working_memory, thread, metadata)
+        return thread
 
     def _check_thread_metadata(
         self, operation: str, recall: SemanticRecallConfig | None, thread_id: Any, metadata: Any
@@ -314,17 +316,25 @@ class Memory:
             fields = (thread.get("id"), thread.get("metadata"))
             self._check_thread_metadata("SAVE_THREAD", self.options.recall, *fields)
         await self.init()
-        return await self.storage.save_thread(thread)
+        saved = await self.storage.save_thread(thread)
+        given = thread.metadata if isinstance(thread, Thread) else thread.get("metadata")
+        await self._working_memory.sync_from_thread(self.options.working_memory, saved, given)
+        return saved
 
     async def update_thread(
         self, id: str, title: str | None = None, metadata: Mapping[str, Any] | None = None
     ) -> Thread:
         """Change the title and/or shallow-merge metadata. Existing vectors keep the old metadata until
         :meth:`reindex_thread`. With semantic recall on, metadata keys the vector store cannot hold are
-        refused first (the keys given are judged, not those stored already)."""
+        refused first (the keys given are judged, not those stored already). A ``workingMemory`` string in
+        ``metadata`` also becomes the resource's working memory when working memory is on in resource
+        scope, as Mastra's ``updateThread`` (docs/spec.md §5.8); :meth:`create_thread` and
+        :meth:`save_thread` do the same."""
         self._check_thread_metadata("UPDATE_THREAD", self.options.recall, id, metadata)
         await self.init()
-        return await self.storage.update_thread(id, title=title, metadata=metadata)
+        thread = await self.storage.update_thread(id, title=title, metadata=metadata)
+        await self._working_memory.sync_from_thread(self.options.working_memory, thread, metadata)
+        return thread
 
     async def delete_thread(self, thread_id: str) -> None:
         """Delete a thread, its messages, and their vectors in every memory index (awaited)."""

@@ -7,10 +7,11 @@ The text lives in ``Resource.working_memory`` (resource scope) or in the thread'
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from ..errors import ConfigError, ResourceScopeError
-from ..storage import MemoryStorage
+from ..storage import MemoryStorage, Thread
 from .arguments import optional_resource, require_id
 from .config import WorkingMemoryConfig
 
@@ -55,3 +56,15 @@ class WorkingMemoryStore:
                 await self.storage.update_resource(key, working_memory=text)
             else:
                 await self.storage.update_thread(key, metadata={"workingMemory": text})
+
+    async def sync_from_thread(
+        self, config: WorkingMemoryConfig, thread: Thread, metadata: Mapping[str, Any] | None
+    ) -> None:
+        """Mastra's rule for a thread written with a ``workingMemory`` string in the given ``metadata``: with
+        working memory on in resource scope, that text becomes the thread's resource's working memory too
+        (in thread scope the metadata already is the working memory). docs/spec.md §5.8."""
+        text = metadata.get("workingMemory") if isinstance(metadata, Mapping) else None
+        if not isinstance(text, str) or not text or not config.enabled or config.scope != "resource":
+            return
+        if thread.resource_id:
+            await self.update(("resource", thread.resource_id), text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
@@ -22,7 +23,7 @@ from ..message_list import MessageList
 from ..stored_messages import WORKING_MEMORY_TOOL
 from ..working_memory_store import WorkingMemoryStore
 from .base import InputCall, InputProcessor
-from .context import MemoryContext
+from .context import MemoryContext, context_value
 
 
 class WorkingMemoryAccess(Protocol):
@@ -33,6 +34,14 @@ class WorkingMemoryAccess(Protocol):
     async def get_thread_by_id(self, thread_id: str, resource_id: str | None = None) -> Thread | None: ...
 
     async def update_working_memory(self, thread_id: str, resource_id: str | None, text: str) -> None: ...
+
+    async def create_thread(
+        self,
+        resource_id: str,
+        thread_id: str | None = None,
+        title: str = "",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Thread: ...
 
 
 _logger = logging.getLogger("mastra_memory.processors")
@@ -55,6 +64,14 @@ _READ_ONLY_INSTRUCTIONS = """You have a working memory about the user: notes kep
 </working_memory>
 Use what it holds to answer; do not tell the user about the memory."""
 _READ_ONLY_EMPTY = "(nothing stored yet)"
+#: The tool's answer when an update would replace stored data with the empty template.
+TEMPLATE_REFUSED = (
+    "Attempted to replace existing working memory with empty template. Update skipped to prevent data loss."
+)
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _schema_of(config: WorkingMemoryConfig) -> dict[str, Any] | None:
@@ -149,8 +166,11 @@ def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in update.items():
         if value is None:
             merged.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
+        elif isinstance(value, Mapping):
+            # A nested null removes its key even where the object is new, as Mastra's merge: no null
+            # is stored literally.
+            current = merged.get(key)
+            merged[key] = _merge(current if isinstance(current, dict) else {}, value)
         else:
             merged[key] = value
     return merged
@@ -162,8 +182,12 @@ class UpdateWorkingMemoryTool:
     ``definition`` is a JSON-schema function definition; :meth:`openai_tool` wraps it for OpenAI-compatible
     chat APIs. :meth:`execute` takes the model's arguments (``{"memory": ...}``) and the request context and
     writes through ``Memory.update_working_memory``: in Markdown mode ``memory`` is the complete new text;
-    in schema mode an object merged into the stored JSON object (``null`` removes a key) and, with a pydantic
-    schema, validated. Bad arguments raise ``ValidationError`` before anything is written.
+    in schema mode an object (a JSON string is refused, as Mastra's input validation refuses it) merged into
+    the stored JSON object (``null`` removes a key), with a pydantic schema validated, and stored as compact
+    JSON. Bad arguments raise ``ValidationError`` before anything is written. A thread not stored yet is
+    created for the request's resource first, as Mastra's tool does. In Markdown mode, replacing stored
+    data with the unchanged template is refused without writing: ``{"success": False, "message": ...}``
+    (Mastra's answer), so a model cannot wipe the memory by sending the empty template back.
 
     It never writes under ``read_only`` (given here, or the request's ``memory_config.read_only``):
     ``ValidationError`` (id ``MASTRA_MEMORY_UPDATE_WORKING_MEMORY_READ_ONLY``) before any I/O. A request whose
@@ -205,7 +229,8 @@ class UpdateWorkingMemoryTool:
         return {"type": "function", "function": self.definition}
 
     async def execute(self, args: Mapping[str, Any] | str, request_context: Any = None) -> dict[str, Any]:
-        """Write the update for the request's thread/resource; returns ``{"success": True}``."""
+        """Write the update for the request's thread/resource; returns ``{"success": True}``, or
+        ``{"success": False, "message": ...}`` when it was refused as data loss (docs/spec.md §5.12)."""
         ctx = MemoryContext.read(request_context)
         if ctx is None:
             raise ValidationError(
@@ -223,10 +248,54 @@ class UpdateWorkingMemoryTool:
                 id="MASTRA_MEMORY_UPDATE_WORKING_MEMORY_READ_ONLY",
                 domain="MEMORY",
             )
+        value = args["memory"]
+        self._check_type(value)
         await self._check_owner(ctx)
-        text = await self._text(args["memory"], ctx)
+        await self._ensure_thread(ctx)
+        text = await self._text(value, ctx)
+        if await self._wipes_stored_data(text, ctx):
+            return {"success": False, "message": TEMPLATE_REFUSED}
         await self.memory.update_working_memory(ctx.thread_id, ctx.resource_id, text)
         return {"success": True}
+
+    def _check_type(self, value: Any) -> None:
+        """Mastra's input validation: a string of Markdown, or in schema mode an object (a JSON string too is
+        refused there: the model must send the object itself)."""
+        if self.config.schema_ is None:
+            if not isinstance(value, str):
+                raise ValidationError(f"{self.name}: memory must be a string of Markdown")
+        elif not isinstance(value, Mapping):
+            got = "a JSON string" if isinstance(value, str) else type(value).__name__
+            raise ValidationError(
+                f"{self.name}: memory must be an object matching the working-memory schema, got {got}; "
+                "send the fields themselves, not JSON text"
+            )
+
+    async def _ensure_thread(self, ctx: MemoryContext) -> None:
+        """Create the request's thread when it is not stored yet (as Mastra's tool does), with the title and
+        metadata the request's thread names; without a resource nothing can own it and nothing is made."""
+        if ctx.resource_id is None or await self.memory.get_thread_by_id(ctx.thread_id) is not None:
+            return
+        title = context_value(ctx.thread, "title")
+        metadata = context_value(ctx.thread, "metadata")
+        await self.memory.create_thread(
+            ctx.resource_id,
+            ctx.thread_id,
+            title=title if isinstance(title, str) else "",
+            metadata=metadata if isinstance(metadata, Mapping) else None,
+        )
+
+    async def _wipes_stored_data(self, text: str, ctx: MemoryContext) -> bool:
+        """Markdown mode: ``text`` is the template (whitespace aside) while the stored text is something else
+        (Mastra's rule, docs/spec.md §5.12)."""
+        template = self.config.effective_template
+        if self.config.schema_ is not None or not template:
+            return False
+        stored = await self.memory.get_working_memory(ctx.thread_id, ctx.resource_id)
+        if not stored:
+            return False
+        blank = _squashed(template)
+        return _squashed(text) == blank and _squashed(stored) != blank
 
     async def _check_owner(self, ctx: MemoryContext) -> None:
         """docs/spec.md §4.5: the request's thread, when stored, must belong to the request's resource (as
@@ -245,12 +314,8 @@ class UpdateWorkingMemoryTool:
     async def _text(self, value: Any, ctx: MemoryContext) -> str:
         schema = self.config.schema_
         if schema is None:
-            if not isinstance(value, str):
-                raise ValidationError(f"{self.name}: memory must be a string of Markdown")
-            return value
-        update = self._json(value, "memory") if isinstance(value, str) else value
-        if not isinstance(update, Mapping):
-            raise ValidationError(f"{self.name}: memory must be an object matching the working-memory schema")
+            return str(value)
+        update: Mapping[str, Any] = value
         stored = await self.memory.get_working_memory(ctx.thread_id, ctx.resource_id)
         try:  # a stored text that is not a JSON object (e.g. from before a schema was set) starts afresh
             current = json.loads(stored) if stored else {}
@@ -264,7 +329,8 @@ class UpdateWorkingMemoryTool:
                 raise ValidationError(
                     f"{self.name}: the merged working memory does not match the schema: {exc}"
                 ) from exc
-        return json.dumps(merged, ensure_ascii=False)
+        # Compact, as Mastra's JSON.stringify writes it: both read the same bytes back.
+        return json.dumps(merged, ensure_ascii=False, separators=(",", ":"))
 
     def _json(self, raw: str, what: str) -> Any:
         try:
