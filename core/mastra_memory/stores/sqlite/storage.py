@@ -17,6 +17,7 @@ The §4.6 metadata filter is evaluated in two steps: SQL narrows the candidates 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Coroutine, Mapping, Sequence
@@ -38,7 +39,8 @@ from ...storage import (
     Work,
     codec,
 )
-from .connection import SQLiteConnection
+from .connection import MEMORY, SQLiteConnection
+from .layout import check_layout
 from .settings import DEFAULT_URL, SQLiteSettings
 
 __all__ = ["SQLiteStorage"]
@@ -182,6 +184,11 @@ class SQLiteStorage(MemoryStorage):
             self._schema_ready = True
 
     async def _transaction(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
+        if not self._schema_ready and self._conn.path != MEMORY:
+            # Before the connection opens (it switches the file to WAL): a file in Mastra's LibSQL layout
+            # is refused unchanged (docs/spec.md §4.7).
+            await asyncio.to_thread(check_layout, self._conn.path, "mastra-memory", STORE)
+
         def run(conn: Connection) -> T:
             self._ensure_schema(conn)
             return _run_to_completion(work(conn))
