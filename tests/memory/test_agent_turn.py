@@ -178,15 +178,21 @@ async def test_tool_call_filter_hides_tool_calls_from_the_model_not_from_storage
 
 async def test_processor_order_and_no_duplicates(memory: Memory) -> None:
     assert [p.id for p in memory.get_input_processors()] == [
+        "memory-input-filter",
         "working-memory",
         "message-history",
         "semantic-recall",
     ]
     assert [p.id for p in memory.get_output_processors()] == ["message-history", "semantic-recall"]
     mine = MessageHistory(memory.storage, last_messages=2)
-    assert [p.id for p in memory.get_input_processors([mine])] == ["working-memory", "semantic-recall"]
+    assert [p.id for p in memory.get_input_processors([mine])] == [
+        "memory-input-filter",
+        "working-memory",
+        "semantic-recall",
+    ]
     ctx = {"MastraMemory": {"thread": {"id": "t"}, "memory_config": {"workingMemory": {"enabled": False}}}}
     assert [p.id for p in memory.get_input_processors(request_context=ctx)] == [
+        "memory-input-filter",
         "message-history",
         "semantic-recall",
     ]

@@ -3,7 +3,8 @@
 
 Before the fixes ``get_tools()`` returned ``updateWorkingMemory`` under ``readOnly``, the system message told
 the model to call it and the tool wrote; the tool wrote res-2's memory for a thread of res-1; and
-``{"messageHistory": {"maxTokens": 300}}`` failed with "Extra inputs are not permitted".
+``{"messageHistory": {"maxTokens": 300}}`` failed with "Extra inputs are not permitted" (it now loads and
+budgets the prompt: tests/memory/test_history_budget.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from mastra_memory.errors import ConfigError, ThreadOwnershipError, ValidationError
 from mastra_memory.memory import Memory
-from mastra_memory.memory.config import MemoryConfig, UnsupportedOptionError
+from mastra_memory.memory.config import MemoryConfig
 from mastra_memory.memory.message_list import MessageList
 from mastra_memory.memory.processors import UpdateWorkingMemoryTool
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
@@ -147,23 +148,22 @@ async def test_schema_mode_reads_nothing_before_the_ownership_check(storage: SQL
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("options", "limits"),
     [
-        {"messageHistory": {"maxTokens": 300}},
-        {"messageHistory": {"maxTokens": 8000, "atMaxRemoveTokens": 1000}},
-        {"message_history": {"max_tokens": 1.5}},
+        ({"messageHistory": {"maxTokens": 300}}, (None, 300, 75)),
+        ({"messageHistory": {"maxTokens": 8000, "atMaxRemoveTokens": 1000}}, (None, 8000, 1000)),
+        ({"message_history": {"max_tokens": 1.5}, "lastMessages": 4}, (4, 1.5, 0.375)),
     ],
 )
-def test_a_positive_message_history_budget_is_refused_with_what_to_use(
-    storage: SQLiteStorage, options: dict[str, Any]
+def test_a_positive_message_history_budget_loads(
+    storage: SQLiteStorage, options: dict[str, Any], limits: tuple[Any, ...]
 ) -> None:
-    with pytest.raises(UnsupportedOptionError) as info:
-        Memory(storage=storage, options=options)
-    assert isinstance(info.value, ConfigError)
-    assert info.value.id == "MASTRA_MEMORY_CONFIG_UNSUPPORTED_OPTION"
-    assert "Extra inputs" not in str(info.value)
-    assert "history_tokens" in str(info.value)
-    assert "TokenLimiter" in str(info.value)
+    # Issue 26 section 2: the budget is built (docs/spec.md §5.12), no longer refused.
+    memory = Memory(storage=storage, options=options)
+    got = memory.options.history_limits
+    assert got.enabled
+    assert (got.max_messages, got.max_tokens, got.at_max_remove_tokens) == limits
+    assert [p.id for p in memory.get_input_processors()][-1] == "memory-token-limiter"
 
 
 @pytest.mark.parametrize(
@@ -192,7 +192,7 @@ async def test_max_tokens_zero_loads_and_turns_history_off(storage: SQLiteStorag
     assert (await memory.recall("t", resource_id="r")).messages == []
     # Per request too, also through a MessageHistory the host built itself.
     on = Memory(storage=storage)
-    [history] = on.get_input_processors()
+    [history] = [p for p in on.get_input_processors() if p.id == "message-history"]
     ctx = _ctx("t", "r", messageHistory={"maxTokens": 0})
     assert on.get_input_processors(request_context=ctx) == []
     message_list = MessageList(thread_id="t")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -161,14 +162,11 @@ class UnsupportedOptionError(ConfigError):
 
 
 class MessageHistoryConfig(_Config):
-    """Mastra's ``messageHistory`` (``{maxTokens, atMaxRemoveTokens}``), checked by Mastra's rules.
+    """Mastra's ``messageHistory`` (``{maxTokens, atMaxRemoveTokens}``), checked by Mastra's rules: a token
+    budget on the whole prompt (docs/spec.md §5.1, §5.12). ``max_tokens=0`` turns history off."""
 
-    Only ``max_tokens=0`` (history off, as in Mastra) is implemented; a positive budget raises
-    :class:`UnsupportedOptionError` (docs/spec.md §5.1 [Δ]).
-    """
-
-    max_tokens: float = Field(ge=0, allow_inf_nan=False)
-    at_max_remove_tokens: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    max_tokens: int | float = Field(ge=0, allow_inf_nan=False)
+    at_max_remove_tokens: int | float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     @field_validator("max_tokens", "at_max_remove_tokens", mode="before")
     @classmethod
@@ -178,21 +176,34 @@ class MessageHistoryConfig(_Config):
         return value
 
     @model_validator(mode="after")
-    def _supported(self) -> MessageHistoryConfig:
+    def _remove_within_budget(self) -> MessageHistoryConfig:
         if self.at_max_remove_tokens is not None and self.at_max_remove_tokens > self.max_tokens:
             raise ValueError("atMaxRemoveTokens must be no greater than maxTokens")
-        if self.max_tokens > 0:
-            # Not mapped onto history_tokens: Mastra's budget counts the whole prompt (system messages
-            # and the current turn too), frees atMaxRemoveTokens at a time and persists a per-thread
-            # boundary; a history-only budget would let the prompt overrun it silently.
-            raise UnsupportedOptionError(
-                "messageHistory.maxTokens > 0 (Mastra's token budget on the whole prompt) is not "
-                "implemented; use history_tokens (historyTokens) for a budget on the loaded history, or "
-                "a TokenLimiter(limit=...) input processor after your own for a budget on the whole "
-                "prompt; maxTokens=0 (history off) is supported",
-                option="messageHistory.maxTokens",
-            )
         return self
+
+    @property
+    def remove_tokens(self) -> int | float:
+        """``at_max_remove_tokens``, or Mastra's default of a quarter of ``max_tokens``."""
+        value = self.at_max_remove_tokens
+        return js_number(self.max_tokens * 0.25 if value is None else value)
+
+
+def js_number(value: int | float) -> int | float:
+    """``value`` as JavaScript writes it to JSON: a whole float as an int (``75.0`` → ``75``), so the
+    boundary stored in thread metadata reads alike on both sides (docs/spec.md §5.12)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+@dataclass(frozen=True)
+class HistoryLimits:
+    """``last_messages`` and ``message_history`` resolved into one rule (Mastra's
+    ``normalizeMessageHistoryConfig``, docs/spec.md §5.1): whether history loads, the count cap (None: no
+    cap) and the token budget with what is freed when it is exceeded (None: no budget)."""
+
+    enabled: bool
+    max_messages: int | None
+    max_tokens: int | float | None = None
+    at_max_remove_tokens: int | float = 0
 
 
 class TitleConfig(_Config):
@@ -213,12 +224,13 @@ class MemoryConfig(_Config):
     """Options of a ``Memory`` instance, and the type of a per-call ``thread_config``."""
 
     last_messages: int | Literal[False] = 10
-    #: Token budget of the history ``MessageHistory`` loads: the newest of the ``last_messages`` messages
-    #: that fit (docs/spec.md §5.12). None: no budget. No Mastra spelling (Mastra's own budget, on the whole
-    #: prompt, is ``messageHistory.maxTokens``).
+    #: Deprecated (docs/spec.md §5.1): a token budget on the loaded history only, the newest of the
+    #: ``last_messages`` messages that fit (§5.12). Mastra's budget is ``message_history``; not both.
     history_tokens: int | None = Field(default=None, ge=1, strict=True)
-    #: Mastra's token budget of history (docs/spec.md §5.1): only ``{"maxTokens": 0}`` (history off).
+    #: Mastra's token budget on the whole prompt, with its per-thread boundary (docs/spec.md §5.1, §5.12).
     message_history: MessageHistoryConfig | None = None
+    #: Mastra's ``retainFullInput``: ``MemoryInputFilter`` leaves the request's input as given (§5.12).
+    retain_full_input: bool = Field(default=False, strict=True)
     semantic_recall: bool | SemanticRecallConfig = False
     working_memory: WorkingMemoryConfig = Field(default_factory=WorkingMemoryConfig)
     generate_title: bool | TitleConfig = False
@@ -233,6 +245,22 @@ class MemoryConfig(_Config):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError("last_messages must be an int >= 0 or False")
         return value
+
+    @model_validator(mode="after")
+    def _history_budgets(self) -> MemoryConfig:
+        if self.history_tokens is not None:
+            if self.message_history is not None:
+                raise ValueError(
+                    "history_tokens and message_history are both set; history_tokens is deprecated: keep "
+                    "message_history (messageHistory, Mastra's budget) and drop history_tokens"
+                )
+            warnings.warn(
+                "history_tokens (historyTokens) is deprecated; use message_history={'max_tokens': N} "
+                "(Mastra's messageHistory.maxTokens, a budget on the whole prompt)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return self
 
     @model_validator(mode="after")
     def _threads_alias(self) -> MemoryConfig:
@@ -263,12 +291,27 @@ class MemoryConfig(_Config):
         return None
 
     @property
+    def history_limits(self) -> HistoryLimits:
+        """``last_messages`` and ``message_history`` as one rule (docs/spec.md §5.1): with
+        ``message_history``, ``last_messages`` caps the count only when it is set (no default 10)."""
+        budget = self.message_history
+        count: int | None = 0 if self.last_messages is False else self.last_messages
+        if budget is None:
+            return HistoryLimits(enabled=count != 0, max_messages=count)
+        if "last_messages" not in self.model_fields_set:
+            count = None
+        return HistoryLimits(
+            enabled=count != 0 and budget.max_tokens != 0,
+            max_messages=count,
+            max_tokens=js_number(budget.max_tokens),
+            at_max_remove_tokens=budget.remove_tokens,
+        )
+
+    @property
     def history_on(self) -> bool:
-        """Whether history is returned: ``last_messages`` is neither 0 nor False and
+        """Whether history is loaded: ``last_messages`` is neither 0 nor False and
         ``message_history.max_tokens`` is not 0 (docs/spec.md §5.1, §5.3)."""
-        if self.message_history is not None and self.message_history.max_tokens == 0:
-            return False
-        return self.last_messages not in (0, False)
+        return self.history_limits.enabled
 
     @classmethod
     def from_any(cls, value: MemoryConfig | Mapping[str, Any] | None) -> MemoryConfig:

@@ -53,6 +53,9 @@ DELETE_BATCH = 100
 EMBEDDED_ROLES = frozenset({"user", "assistant"})
 #: Metadata key prefix reserved for adapters; thread metadata keys with it are not spread into vectors.
 RESERVED = "_mastra_"
+#: Thread metadata that is memory's own bookkeeping, not the user's: never spread into vectors (the
+#: history token boundary, docs/spec.md §5.12, is Mastra's key and changes as the thread grows).
+BOOKKEEPING_KEYS = frozenset({"memoryTokenLimiter"})
 #: The created_at of the smallest record (:meth:`MessageIndexer.thread_metadata_refusal`).
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 #: What a failed cleanup after a storage change says is done already (retrying the call finishes it).
@@ -225,7 +228,7 @@ class MessageIndexer:
             base: dict[str, Any] = {
                 k: v
                 for k, v in ((thread.metadata or {}) if thread else {}).items()
-                if not k.startswith(RESERVED)
+                if not k.startswith(RESERVED) and k not in BOOKKEEPING_KEYS
             }
             for n, (vid, chunk) in enumerate(zip(vector_ids(msg.id, len(chunks)), chunks, strict=True)):
                 meta = dict(base)
@@ -319,7 +322,7 @@ class MessageIndexer:
         spread = {
             k: v
             for k, v in metadata.items()
-            if isinstance(k, str) and not k.startswith(RESERVED) and k not in FIXED_KEYS
+            if isinstance(k, str) and not k.startswith(RESERVED) and k not in FIXED_KEYS | BOOKKEEPING_KEYS
         }
         whole = self._smallest_record_problem(spread)
         if whole is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ...embedders.base import Embedder
 from ...storage import MemoryStorage
@@ -11,6 +11,8 @@ from ...vector import MastraVector
 from ..config import MemoryConfig
 from ..stored_messages import WORKING_MEMORY_TOOL
 from .history import MessageHistory
+from .history_budget import MemoryTokenLimiter
+from .input_filter import MemoryInputFilter
 from .semantic_recall import ProcessorCache, SemanticRecall
 from .working_memory import UpdateWorkingMemoryTool, WorkingMemory, WorkingMemoryAccess
 
@@ -37,10 +39,14 @@ class ProcessorChain:
         self._cache = ProcessorCache()
 
     def inputs(self, cfg: MemoryConfig, existing: Sequence[Any]) -> list[Any]:
-        """``WorkingMemory``, ``MessageHistory``, ``SemanticRecall`` as ``cfg`` turns them on, leaving out
-        those whose ``id`` is in ``existing``."""
+        """``MemoryInputFilter`` (history loaded), ``WorkingMemory``, ``MessageHistory``, ``SemanticRecall``
+        and, under ``message_history``, the ``memory-token-limiter`` step, as ``cfg`` turns them on, leaving
+        out those whose ``id`` is in ``existing`` (Mastra's order, docs/spec.md §5.12)."""
         have = {getattr(p, "id", None) for p in existing}
+        limits = cfg.history_limits
         out: list[Any] = []
+        if (limits.enabled or "message-history" in have) and "memory-input-filter" not in have:
+            out.append(MemoryInputFilter(self.memory.storage, retain_full_input=cfg.retain_full_input))
         if cfg.working_memory.enabled and "working-memory" not in have:
             wm = cfg.working_memory
             out.append(
@@ -55,6 +61,8 @@ class ProcessorChain:
         if cfg.history_on and "message-history" not in have:
             out.append(self._history(cfg))
         out.extend(self._recall(cfg, have))
+        if limits.enabled and limits.max_tokens is not None and "memory-token-limiter" not in have:
+            out.append(MemoryTokenLimiter(self.memory.storage, limits, read_only=cfg.read_only))
         return out
 
     def outputs(self, cfg: MemoryConfig, existing: Sequence[Any]) -> list[Any]:
@@ -74,11 +82,17 @@ class ProcessorChain:
         return {WORKING_MEMORY_TOOL: UpdateWorkingMemoryTool(self.memory, cfg.working_memory)}
 
     def _history(self, cfg: MemoryConfig) -> MessageHistory:
+        limits = cfg.history_limits
+        budget = cfg.message_history if limits.max_tokens is not None else None
+        last: int | Literal[False] = cfg.last_messages
+        if budget is not None:  # the count cap the options set, or none (docs/spec.md §5.1)
+            last = limits.max_messages if limits.max_messages is not None else False
         return MessageHistory(
             self.memory.storage,
-            last_messages=cfg.last_messages,
+            last_messages=last,
             history_tokens=cfg.history_tokens,
             read_only=cfg.read_only,
+            message_history=budget,
         )
 
     def _recall(self, cfg: MemoryConfig, have: set[Any]) -> list[SemanticRecall]:

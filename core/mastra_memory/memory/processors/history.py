@@ -3,17 +3,20 @@ turn's new messages on output."""
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from ...errors import ConfigError
 from ...messages import MastraDBMessage, normalize_messages
 from ...storage import MemoryStorage
-from ..config import MemoryConfig
+from ..config import HistoryLimits, MemoryConfig, MessageHistoryConfig
 from ..message_list import MessageList
 from ..stored_messages import messages_to_store
 from ..tokens import TokenCounter, default_token_counter, message_tokens
 from .base import InputCall, InputProcessor, OutputCall, OutputProcessor
 from .context import MemoryContext, context_value
+from .history_budget import TokenBoundary, load_history, message_cost
 
 #: Messages fetched per storage query while a token budget is being filled.
 _PAGE = 50
@@ -23,8 +26,12 @@ class MessageHistory(InputProcessor, OutputProcessor):
     """Recent history in, the turn out (Mastra's ``MessageHistory``).
 
     Input: the newest ``last_messages`` messages of the thread (of the request's resource, when known),
-    oldest first, tagged ``memory``; with ``history_tokens``, only the newest of them that fit the budget
-    (contiguous: it stops at the first message that does not fit). Output: the turn's new messages (the
+    oldest first, tagged ``memory``. With ``message_history`` (Mastra's ``{maxTokens, atMaxRemoveTokens}``)
+    history starts after the thread's stored boundary and is read under the budget as Mastra reads it
+    (:func:`.history_budget.load_history`, the older messages read on the way included); the
+    ``memory-token-limiter`` step that follows trims the prompt. With the deprecated ``history_tokens``,
+    only the newest messages that fit that budget (contiguous: it stops at the first that does not fit).
+    Output: the turn's new messages (the
     response plus the list's input and response messages) stored with ``save_messages`` semantics — system
     and signal messages and working-memory markup are not stored; the thread is created for the request's
     resource when it does not exist yet. ``read_only`` (here or in the request) stores nothing.
@@ -43,19 +50,25 @@ class MessageHistory(InputProcessor, OutputProcessor):
         history_tokens: int | None = None,
         token_counter: TokenCounter | None = None,
         read_only: bool = False,
+        message_history: MessageHistoryConfig | Mapping[str, Any] | None = None,
     ) -> None:
         if storage is None:
             raise ConfigError("MessageHistory requires storage; pass storage=...")
-        # Validated with MemoryConfig's rules, so the processor accepts exactly what Memory accepts.
-        cfg = MemoryConfig.from_any(
-            {
-                "last_messages": False if last_messages is None else last_messages,
-                "history_tokens": history_tokens,
-            }
-        )
+        # Validated with MemoryConfig's rules, so the processor accepts exactly what Memory accepts (the
+        # deprecation of history_tokens is announced by Memory's options, not again for every request).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cfg = MemoryConfig.from_any(
+                {
+                    "last_messages": False if last_messages is None else last_messages,
+                    "history_tokens": history_tokens,
+                    "message_history": message_history,
+                }
+            )
         self.storage = storage
         self.last_messages: int | Literal[False] = cfg.last_messages
         self.history_tokens = cfg.history_tokens
+        self.message_history = cfg.message_history
         self.token_counter = token_counter
         self.read_only = read_only
 
@@ -69,15 +82,43 @@ class MessageHistory(InputProcessor, OutputProcessor):
             return message_list
         limit = ctx.option("last_messages", self.last_messages)
         budget = ctx.option("history_tokens", self.history_tokens)
-        if limit is False or not isinstance(limit, int) or limit == 0:
-            return message_list
-        if ctx.sets("message_history") and ctx.memory_config and not ctx.memory_config.history_on:
-            return message_list  # Mastra's messageHistory.maxTokens=0: history off (docs/spec.md §5.1)
-        history = await self._newest(ctx, limit, budget)
+        tokens: MessageHistoryConfig | None = ctx.option("message_history", self.message_history)
+        if tokens is not None:
+            if tokens.max_tokens == 0 or (limit == 0 and limit is not False):
+                return message_list  # Mastra's messageHistory.maxTokens=0: history off (docs/spec.md §5.1)
+            history = await self._under_budget(ctx, limit, tokens)
+        else:
+            if limit is False or not isinstance(limit, int) or limit == 0:
+                return message_list
+            history = await self._newest(ctx, limit, budget)
         fresh = [m for m in history if m.id not in message_list]  # the caller's own copy wins
         if fresh:
             message_list.add(fresh, source="memory")
         return message_list
+
+    async def _under_budget(
+        self, ctx: MemoryContext, limit: int | Literal[False], tokens: MessageHistoryConfig
+    ) -> list[MastraDBMessage]:
+        # docs/spec.md §5.12: a count cap only when last_messages is a number (Memory passes False when
+        # its options set none), the boundary only when it was written with this budget.
+        limits = HistoryLimits(
+            enabled=True,
+            max_messages=limit if limit is not False else None,
+            max_tokens=tokens.max_tokens,
+            at_max_remove_tokens=tokens.remove_tokens,
+        )
+        stored = TokenBoundary.of_thread(await self.storage.get_thread_by_id(ctx.thread_id))
+        boundary = stored.for_limits(limits) if stored is not None else None
+        loaded = await load_history(
+            self.storage,
+            ctx.thread_id,
+            ctx.resource_id,
+            limits,
+            message_cost(self.token_counter),
+            boundary,
+            include_overflow=True,
+        )
+        return [*loaded.overflow, *loaded.messages]
 
     async def _newest(self, ctx: MemoryContext, limit: int, budget: int | None) -> list[MastraDBMessage]:
         counter = (self.token_counter or default_token_counter()) if budget is not None else None
