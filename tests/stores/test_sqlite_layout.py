@@ -88,3 +88,23 @@ async def test_own_and_empty_files_open(tmp_path: Path) -> None:
     await fresh.init()
     await fresh.close()
     assert file_layout(str(tmp_path / "missing.db")) is None
+
+
+async def test_a_mastra_file_without_memory_tables_is_refused(tmp_path: Path) -> None:
+    """Mastra's init creates its workflow table first; this project's memory tables must not go there."""
+    path = tmp_path / "local.db"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        'CREATE TABLE mastra_workflow_snapshot ("workflow_name" TEXT NOT NULL, "run_id" TEXT NOT NULL)'
+    )
+    conn.commit()
+    conn.close()
+    digest = _digest(path)
+    assert file_layout(str(path)) == "mastra"
+    storage = SQLiteStorage(str(path))
+    try:
+        with pytest.raises(StorageLayoutError):
+            await storage.init()
+    finally:
+        await storage.close()
+    assert _digest(path) == digest

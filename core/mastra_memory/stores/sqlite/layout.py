@@ -46,6 +46,8 @@ _OPEN_WITH: Final[dict[Layout, str]] = {
 # Columns only one layout has; a table with either set tells its layout.
 _MASTRA_COLUMNS: Final = frozenset({"resourceId", "createdAt", "updatedAt", "workingMemory"})
 _OWN_COLUMNS: Final = frozenset({"resource_id", "created_at", "updated_at", "working_memory"})
+#: A table only Mastra's LibSQLStore creates (before its memory tables).
+_MASTRA_ONLY_TABLE: Final = "mastra_workflow_snapshot"
 
 
 class StorageLayoutError(StorageError):
@@ -79,7 +81,12 @@ def file_layout(path: str) -> Layout | None:
             layout = layout_of_columns(columns)
             if layout is not None:
                 return layout
-        return None
+        # A Mastra file whose memory tables are not there (yet): Mastra's init creates its workflow table
+        # first. Memory tables of this project's layout there would break Mastra's next open.
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (_MASTRA_ONLY_TABLE,)
+        ).fetchone()
+        return "mastra" if found else None
     finally:
         conn.close()
 
