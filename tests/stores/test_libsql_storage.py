@@ -19,6 +19,9 @@ from mastra_memory.stores.libsql.settings import libsql_path
 from mastra_memory.stores.sqlite.layout import StorageLayoutError, file_layout
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 
+# The nox `tests` session installs the libsql extra; a session without it skips these tests.
+pytest.importorskip("libsql", reason="the libsql store needs the libsql extra")
+
 
 @pytest.mark.parametrize(
     ("url", "path"),
