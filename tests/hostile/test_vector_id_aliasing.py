@@ -120,5 +120,5 @@ async def test_another_tenants_message_ids_leave_bobs_vectors_alone(memory: Memo
         assert sorted(v[0] for v in theirs.values()) == sorted(ALICE_IDS)
         assert {v[1] for v in theirs.values()} == {"carol" if action == "move-thread" else "alice"}
         assert not set(theirs) & set(before)
-    search = await memory.search_messages(SECOND_CHUNK, resource_id="alice")
+    search = await memory.semantic_search_messages(SECOND_CHUNK, resource_id="alice")
     assert BOB not in {h.message.id for h in search.hits}

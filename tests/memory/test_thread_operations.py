@@ -171,10 +171,10 @@ async def test_move_hands_thread_messages_and_vectors_to_the_new_resource(memory
     # Tenant isolation: the old resource's recall and search no longer see them; the new one's do.
     assert set(await recalled(memory, "t2", "alice", query)).isdisjoint({"m1", "m2", "m3"})
     assert "m3" in await recalled(memory, "c-home", "carol", query)
-    alice_hits = (await memory.search_messages(query, resource_id="alice")).messages
+    alice_hits = (await memory.semantic_search_messages(query, resource_id="alice")).messages
     assert alice_hits
     assert all(m.thread_id != "t1" for m in alice_hits)
-    assert "m3" in ids((await memory.search_messages(query, resource_id="carol")).messages)
+    assert "m3" in ids((await memory.semantic_search_messages(query, resource_id="carol")).messages)
     threads = await memory.list_threads(filter={"resource_id": "alice"})
     assert [t.id for t in threads.threads] == ["t2"]
 
@@ -253,7 +253,9 @@ async def test_archived_threads_stay_recallable_in_resource_scope(memory: Memory
     memory; delete_thread is what forgets it."""
     await memory.archive_thread("t1")
     assert "m3" in await recalled(memory, "t2", "alice", "pack sunscreen for lisbon")
-    assert "m3" in ids((await memory.search_messages("pack sunscreen", resource_id="alice")).messages)
+    assert "m3" in ids(
+        (await memory.semantic_search_messages("pack sunscreen", resource_id="alice")).messages
+    )
     await memory.delete_thread("t1")
     assert "m3" not in await recalled(memory, "t2", "alice", "pack sunscreen for lisbon")
 

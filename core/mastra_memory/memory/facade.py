@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -642,10 +643,11 @@ class Memory:
 
         Storage moves the thread and every message in one transaction; then, with semantic recall on,
         the messages are re-indexed so their vectors carry the new ``resource_id`` (without it, the
-        thread's vectors are deleted). Afterwards resource-scoped recall and :meth:`search_messages` of
-        the old resource never return them and the new resource's do. ``expected_resource_id`` names the
-        caller's resource (ThreadOwnershipError when the thread is another's). Resource-scoped working
-        memory stays with the old resource; thread-scoped working memory moves with the thread.
+        thread's vectors are deleted). Afterwards resource-scoped recall and
+        :meth:`semantic_search_messages` of the old resource never return them and the new resource's do.
+        ``expected_resource_id`` names the caller's resource (ThreadOwnershipError when the thread is
+        another's). Resource-scoped working memory stays with the old resource; thread-scoped working
+        memory moves with the thread.
         """
         require_id(thread_id, "thread_id")
         require_id(resource_id, "resource_id")
@@ -676,7 +678,7 @@ class Memory:
         await self.init()
         return await self.storage.unarchive_thread(thread_id, resource_id=optional_resource(resource_id))
 
-    async def search_messages(
+    async def semantic_search_messages(
         self,
         query: str,
         *,
@@ -687,8 +689,9 @@ class Memory:
         threshold: float | None = None,
         thread_config: MemoryConfig | Mapping[str, Any] | None = None,
     ) -> MessageSearchResult:
-        """Semantic search over one resource's messages, across its threads (Mastra's ``searchMessages``;
-        docs/spec.md §5.11). Returns the messages with their best score, best first.
+        """Semantic search over one resource's messages, across its threads (docs/spec.md §5.11). Returns
+        the messages with their best score, best first. Not Mastra's ``searchMessages``, which searches
+        observation groups (observational memory); this was ``search_messages`` before (deprecated alias).
 
         ``filter`` is a vector filter (docs/spec.md §2) over the vectors' metadata (thread metadata,
         ``role``, ``created_at``, ...); it is ANDed with ``resource_id == <resource_id>`` (and the
@@ -728,6 +731,36 @@ class Memory:
             flt=flt,
             top_k=top_k,
             threshold=threshold if threshold is not None else recall.threshold,
+        )
+
+    async def search_messages(
+        self,
+        query: str,
+        *,
+        resource_id: str,
+        thread_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        top_k: int = 10,
+        threshold: float | None = None,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> MessageSearchResult:
+        """Deprecated alias of :meth:`semantic_search_messages` (one release; a ``DeprecationWarning`` each
+        call). The name is Mastra's ``searchMessages``, a search of observation groups, which it becomes
+        once observational memory exists (docs/spec.md §5.11)."""
+        warnings.warn(
+            "Memory.search_messages is renamed semantic_search_messages (same arguments and result); the "
+            "old name goes in the next release and will then be Mastra's searchMessages (observation groups)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return await self.semantic_search_messages(
+            query,
+            resource_id=resource_id,
+            thread_id=thread_id,
+            filter=filter,
+            top_k=top_k,
+            threshold=threshold,
+            thread_config=thread_config,
         )
 
     # --- copies and clone lineage, context, raw writes, retention (docs/spec.md §5.11) ----------

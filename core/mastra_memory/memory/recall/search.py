@@ -4,7 +4,7 @@
 already parsed ``semantic_recall.filter`` into one AST node; :func:`search_messages` embeds the query's
 chunks, has the vector store translate that node once, queries every chunk embedding concurrently with
 it, keeps the best score per message and applies the threshold. :func:`search_resource_messages` is
-``Memory.search_messages``: the same search scoped to a resource, its hits read back from storage.
+``Memory.semantic_search_messages``: the same search scoped to a resource, its hits read back from storage.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def _thread_of(metadata: Mapping[str, Any]) -> str | None:
     return thread_id if isinstance(thread_id, str) else None
 
 
-# --- search over a resource's messages, without a thread (Memory.search_messages) -----------------
+# --- search over a resource's messages, without a thread (Memory.semantic_search_messages) ------
 
 
 class _Model(BaseModel):
@@ -151,7 +151,7 @@ class _Model(BaseModel):
 
 
 class MessageSearchHit(_Model):
-    """One message :meth:`Memory.search_messages` found, with its best score (docs/spec.md §5.10)."""
+    """One message :meth:`Memory.semantic_search_messages` found, with its best score (docs/spec.md §5.10)."""
 
     message: MastraDBMessage
     score: float
@@ -159,7 +159,8 @@ class MessageSearchHit(_Model):
 
 
 class MessageSearchResult(_Model):
-    """What :meth:`Memory.search_messages` returns: hits best first, the index searched, embedding usage."""
+    """What :meth:`Memory.semantic_search_messages` returns: hits best first, the index searched, embedding
+    usage."""
 
     hits: list[MessageSearchHit]
     index_name: str | None = None
