@@ -269,3 +269,27 @@ def test_helpers_through_the_sync_facade(tmp_path: Path) -> None:
     assert len(memory.list_messages_by_resource_id("r", per_page=False).messages) == 2
     assert memory.prune({"messages": {"maxAge": 0}})[0].deleted == 2
     memory.close()
+
+
+async def test_get_context_loads_history_under_the_token_budget(memory: Memory) -> None:
+    """Mastra's ``messageHistory.maxTokens``: the newest messages that fit with the prompt's framing and the
+    system message, ``lastMessages`` (when set: here the options' 2) capping the count; the boundary is
+    only read."""
+    budget = {"messageHistory": {"maxTokens": 100_000}}
+    assert ids((await memory.get_context("t1", memory_config=budget)).messages) == ["m2", "m3"]
+    everything = await memory.get_context("t1", memory_config={**budget, "lastMessages": 10})
+    assert ids(everything.messages) == ["m1", "m2", "m3"]
+    tight = await memory.get_context(
+        "t1", memory_config={"lastMessages": 10, "messageHistory": {"maxTokens": 40}}
+    )
+    assert ids(tight.messages) == ids(everything.messages)[-len(tight.messages) :]
+    assert len(tight.messages) < 3
+    capped = await memory.get_context(
+        "t1", memory_config={"lastMessages": 1, "messageHistory": {"maxTokens": 100_000}}
+    )
+    assert ids(capped.messages) == ["m3"]
+    thread = await memory.get_thread_by_id("t1")
+    assert thread is not None
+    assert "memoryTokenLimiter" not in (thread.metadata or {})
+    off = await memory.get_context("t1", memory_config={"messageHistory": {"maxTokens": 0}})
+    assert off.messages == []

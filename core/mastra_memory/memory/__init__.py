@@ -15,7 +15,9 @@
   ``TokenLimiter`` (§5.12), the request's memory context they read (``context``) and the chain ``Memory``
   builds of them (``chain``);
 * :mod:`.stored_messages` -- what ``save_messages`` stores (§5.4 step 1); :mod:`.working_memory_store` --
-  working memory's text in storage (§5.8); :mod:`.threads` -- clone and move (§5.11);
+  working memory's text in storage (§5.8); :mod:`.threads` -- clone, copy and move (§5.11); :mod:`.clones`
+  -- clone lineage; :mod:`.llm_context` -- ``get_context``; :mod:`.retention` -- retention and ``prune()``;
+  :mod:`.incomplete_tool_calls` -- ``filterIncompleteToolCalls`` on stored messages;
   :mod:`.background` -- background embedding and ``settled()``; :mod:`.titles` -- thread titles (§5.9);
   :mod:`.tokens` -- token counting; :mod:`.message_list` -- ``MessageList``; :mod:`.prompt_recall` --
   recall for a prompt that already holds part of the conversation (the agent-framework integrations).
@@ -23,6 +25,7 @@
 
 from __future__ import annotations
 
+from .clones import CloneMetadata
 from .config import (
     DEFAULT_WORKING_MEMORY_TEMPLATE,
     FilterConfigError,
@@ -38,8 +41,10 @@ from .config import (
 )
 from .defaults import DEFAULT_EMBEDDER, DEFAULT_URL
 from .facade import Memory
+from .incomplete_tool_calls import filter_incomplete_tool_calls
 from .index.chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .index.indexer import MessageIndexer, default_index_name, vector_ids
+from .llm_context import MemoryContext
 from .message_list import MessageList
 from .processors import (
     MessageHistory,
@@ -54,8 +59,9 @@ from .prompt_recall import recall_new_context
 from .recall.formatting import format_cross_thread_messages
 from .recall.search import MessageSearchHit, MessageSearchResult
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, Usage
+from .retention import PruneResult
 from .stored_messages import WORKING_MEMORY_TOOL, strip_working_memory
-from .threads import CloneThreadResult
+from .threads import CloneThreadResult, CopyThreadResult
 from .tokens import (
     ApproximateTokenCounter,
     TiktokenCounter,
@@ -72,10 +78,13 @@ __all__ = [
     "MEMORY_CONTEXT_KEY",
     "WORKING_MEMORY_TOOL",
     "ApproximateTokenCounter",
+    "CloneMetadata",
     "CloneThreadResult",
+    "CopyThreadResult",
     "FilterConfigError",
     "Memory",
     "MemoryConfig",
+    "MemoryContext",
     "MessageHistory",
     "MessageHistoryConfig",
     "MessageIndexer",
@@ -83,6 +92,7 @@ __all__ = [
     "MessageRange",
     "MessageSearchHit",
     "MessageSearchResult",
+    "PruneResult",
     "RecallHit",
     "RecallResult",
     "ReindexResult",
@@ -104,6 +114,7 @@ __all__ = [
     "chunk_text",
     "default_index_name",
     "default_token_counter",
+    "filter_incomplete_tool_calls",
     "format_cross_thread_messages",
     "merge_config",
     "message_tokens",

@@ -76,17 +76,15 @@ async def source_thread(storage: MemoryStorage, thread_id: str, resource_id: str
 
 async def list_clones(storage: MemoryStorage, source_thread_id: str, resource_id: str | None) -> list[Thread]:
     """The threads of ``resource_id`` (default: the source's resource) cloned directly from
-    ``source_thread_id``, oldest first; archived clones included (they are still clones)."""
+    ``source_thread_id``, newest first; archived clones included (they are still clones)."""
     if resource_id is None:
         source = await storage.get_thread_by_id(source_thread_id)
         if source is None:
             return []
         resource_id = source.resource_id
+    # Mastra's listThreads order (created_at, newest first).
     page = await storage.list_threads(
-        filter={"resource_id": resource_id},
-        per_page=False,
-        order_by={"field": "created_at", "direction": "ASC"},
-        include_archived=True,
+        filter={"resource_id": resource_id}, per_page=False, include_archived=True
     )
     return [
         t

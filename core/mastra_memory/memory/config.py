@@ -236,6 +236,9 @@ class MemoryConfig(_Config):
     generate_title: bool | TitleConfig = False
     threads: ThreadsConfig | None = None
     read_only: bool = Field(default=False, strict=True)
+    #: Mastra's ``filterIncompleteToolCalls``: tool calls still waiting for a result are left out of a prompt
+    #: (True), or kept with a pending result (False); applied by ``incomplete_tool_calls`` (§5.11).
+    filter_incomplete_tool_calls: bool = Field(default=True, strict=True)
 
     @field_validator("last_messages", mode="before")
     @classmethod

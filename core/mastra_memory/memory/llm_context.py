@@ -2,8 +2,10 @@
 docs/spec.md §5.11) — the working-memory system message and the thread's recent history.
 
 Without observational memory (not built here yet: the next issue), Mastra's ``getContext`` is exactly this:
-no semantic recall, the newest ``last_messages`` messages of the thread oldest first, and the system message
-``WorkingMemory`` would add. The observation fields are present with their "no observations" values, so
+no semantic recall; the thread's newest messages, oldest first, within ``last_messages`` and, with
+``message_history.max_tokens``, loaded and trimmed under the token budget as ``MessageHistory`` and the
+memory token limiter do (the thread's boundary is read, never moved); and the system message ``WorkingMemory``
+would add. The observation fields are present with their "no observations" values, so
 code written against Mastra's result reads them unchanged.
 """
 
@@ -16,7 +18,15 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ThreadOwnershipError
 from ..messages import MastraDBMessage
 from ..storage import MemoryStorage
-from .config import MemoryConfig
+from .config import HistoryLimits, MemoryConfig
+from .message_list import MessageList
+from .processors.history_budget import (
+    PROMPT_OVERHEAD,
+    MemoryTokenLimiter,
+    TokenBoundary,
+    load_history,
+    message_cost,
+)
 from .processors.working_memory import working_memory_instructions
 from .working_memory_store import WorkingMemoryStore
 
@@ -56,14 +66,45 @@ async def build_context(
     if wm.enabled and (wm.scope != "resource" or resource_id is not None):
         text = await WorkingMemoryStore(storage).get(WorkingMemoryStore.target(wm, thread_id, resource_id))
         system = working_memory_instructions(wm, text, read_only=cfg.read_only)
+    limits = cfg.history_limits
     messages: list[MastraDBMessage] = []
-    if cfg.history_on:
+    if not limits.enabled:
+        pass
+    elif limits.max_tokens is None:
         page = await storage.list_messages(
             thread_id,
             resource_id,
-            per_page=cfg.last_messages,
+            per_page=False if limits.max_messages is None else limits.max_messages,
             order_by={"field": "created_at", "direction": "DESC"},
             include_total=False,
         )
         messages = list(reversed(page.messages))
+    else:
+        messages = await _under_budget(storage, thread_id, resource_id, limits, system)
     return MemoryContext(system_message=system, messages=messages)
+
+
+async def _under_budget(
+    storage: MemoryStorage,
+    thread_id: str,
+    resource_id: str | None,
+    limits: HistoryLimits,
+    system: str | None,
+) -> list[MastraDBMessage]:
+    """Mastra's ``getContext`` under ``messageHistory.maxTokens``: history loaded after the thread's stored
+    boundary (when it was written with this budget) under the budget, then trimmed, oldest linked group
+    first, until the prompt with the system message fits; the boundary is read, never moved."""
+    thread = await storage.get_thread_by_id(thread_id, resource_id)
+    stored = TokenBoundary.of_thread(thread) if thread is not None else None
+    boundary = stored.for_limits(limits) if stored is not None else None
+    cost = message_cost()
+    loaded = await load_history(
+        storage, thread_id, resource_id, limits, cost, boundary, initial_tokens=PROMPT_OVERHEAD
+    )
+    message_list = MessageList(thread_id=thread_id)
+    message_list.add(loaded.messages, "memory")
+    if system is not None:
+        message_list.add_system(system, source="memory")
+    # No request context: the limiter trims only and writes no boundary, as Mastra's getContext.
+    await MemoryTokenLimiter(storage, limits, cost=cost).process_input([], message_list)
+    return message_list.all()
