@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from ...errors import StorageError
+from .connection import BUSY_TIMEOUT_MS
 
 __all__ = ["LAYOUTS", "Layout", "StorageLayoutError", "check_layout", "file_layout", "layout_of_columns"]
 
@@ -74,7 +75,9 @@ def file_layout(path: str) -> Layout | None:
     if path == ":memory:" or not Path(path).is_file():
         return None
     uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True)
+    # Another process may hold the file's lock (a write, the switch of a new file to WAL): wait as the
+    # storage's own connection would.
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         for table in MEMORY_TABLES:
             columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
