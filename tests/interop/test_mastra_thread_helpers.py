@@ -171,7 +171,7 @@ TOOL_MESSAGES = [
 @pytest.fixture(scope="module")
 def mastra(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     file = tmp_path_factory.mktemp("mastra-helpers") / "mastra.db"
-    return run_mastra(
+    answer = run_mastra(
         {
             "file": str(file),
             "threads": THREADS,
@@ -184,6 +184,8 @@ def mastra(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         },
         script="thread_helpers.mjs",
     )
+    answer["file"] = str(file)
+    return answer
 
 
 async def _ours(path: Path) -> dict[str, Any]:
@@ -341,3 +343,29 @@ def test_filter_incomplete_tool_calls_matches_mastras_prompt(mastra: dict[str, A
     stored = [MastraDBMessage.model_validate(m) for m in TOOL_MESSAGES]
     kept = filter_incomplete_tool_calls(stored, filter_incomplete=mode)
     assert _shape(kept) == _prompt_shape(mastra["toolCalls"][str(mode).lower()])
+
+
+async def _lineage_of_mastras_file(path: str) -> dict[str, Any]:
+    from mastra_memory.stores.libsql import LibSQLStorage
+
+    memory = Memory(storage=LibSQLStorage(path))
+    try:
+        return {
+            "isClone": {t: memory.is_clone(await memory.get_thread_by_id(t)) for t in ("c1", "c11", "f1")},
+            "source": [(await memory.get_source_thread(t)) for t in ("c11", "c1")],
+            "clones": [t.id for t in await memory.list_clones("c1")],
+            "history": [t.id for t in await memory.get_clone_history("c11")],
+        }
+    finally:
+        await memory.close()
+
+
+def test_lineage_reads_the_clones_mastra_wrote(mastra: dict[str, Any]) -> None:
+    """Mastra's own file, opened by the libsql store: its nested clone metadata is read as lineage. (Its
+    prune removed t1, the original: the chain ends at c1, as Mastra's own walk ends.)"""
+    pytest.importorskip("libsql", reason="the libsql store needs the libsql extra")
+    lineage = asyncio.run(_lineage_of_mastras_file(mastra["file"]))
+    assert lineage["isClone"] == {"c1": True, "c11": True, "f1": False}
+    assert [t.id if t else None for t in lineage["source"]] == ["c1", None]
+    assert lineage["clones"] == ["c11"]
+    assert lineage["history"] == ["c1", "c11"]
