@@ -44,7 +44,7 @@ from .facade import Memory
 from .incomplete_tool_calls import filter_incomplete_tool_calls
 from .index.chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .index.indexer import MessageIndexer, default_index_name, vector_ids
-from .llm_context import MemoryContext
+from .llm_context import LLMContext
 from .message_list import MessageList
 from .processors import (
     MessageHistory,
@@ -82,9 +82,9 @@ __all__ = [
     "CloneThreadResult",
     "CopyThreadResult",
     "FilterConfigError",
+    "LLMContext",
     "Memory",
     "MemoryConfig",
-    "MemoryContext",
     "MessageHistory",
     "MessageHistoryConfig",
     "MessageIndexer",

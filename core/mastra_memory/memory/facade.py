@@ -48,7 +48,7 @@ from .config import MemoryConfig, SemanticRecallConfig, check_resource_scope, me
 from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
 from .index.indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
 from .index.reindex import reindex_messages
-from .llm_context import MemoryContext, build_context
+from .llm_context import LLMContext, build_context
 from .processors import UpdateWorkingMemoryTool
 from .processors.chain import ProcessorChain
 from .processors.context import request_memory_config
@@ -834,7 +834,7 @@ class Memory:
         thread_id: str,
         resource_id: str | None = None,
         memory_config: MemoryConfig | Mapping[str, Any] | None = None,
-    ) -> MemoryContext:
+    ) -> LLMContext:
         """The system message and messages for one LLM call (Mastra's ``getContext``): the working-memory
         instructions (None when working memory is off) and the newest ``last_messages`` messages of the
         thread, oldest first (none when history is off). No semantic recall, as in Mastra.

@@ -30,10 +30,10 @@ from .processors.history_budget import (
 from .processors.working_memory import working_memory_instructions
 from .working_memory_store import WorkingMemoryStore
 
-__all__ = ["MemoryContext", "build_context"]
+__all__ = ["LLMContext", "build_context"]
 
 
-class MemoryContext(BaseModel):
+class LLMContext(BaseModel):
     """What :meth:`Memory.get_context` returns (Mastra's ``getContext`` result, snake_case).
 
     ``system_message``: the working-memory instructions, or None when working memory is off.
@@ -54,7 +54,7 @@ class MemoryContext(BaseModel):
 
 async def build_context(
     storage: MemoryStorage, cfg: MemoryConfig, thread_id: str, resource_id: str | None
-) -> MemoryContext:
+) -> LLMContext:
     """The context of ``thread_id`` under ``cfg``. A thread of another resource than ``resource_id`` is a
     ThreadOwnershipError (docs/spec.md §4.5, as ``recall``); a missing thread has no history."""
     if resource_id is not None:
@@ -81,7 +81,7 @@ async def build_context(
         messages = list(reversed(page.messages))
     else:
         messages = await _under_budget(storage, thread_id, resource_id, limits, system)
-    return MemoryContext(system_message=system, messages=messages)
+    return LLMContext(system_message=system, messages=messages)
 
 
 async def _under_budget(
