@@ -25,6 +25,7 @@ from mastra_memory.memory.message_list import MessageList
 from mastra_memory.memory.processors.history_budget import BOUNDARY_KEY, message_cost
 from mastra_memory.messages import MastraDBMessage, TextPart, ToolInvocationPart
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
+from mastra_memory.timestamps import canonical_timestamp
 
 from .mastra_runner import run_mastra
 
@@ -131,6 +132,22 @@ def client_tool_case() -> dict[str, Any]:
     }
 
 
+def retained_echo_case() -> dict[str, Any]:
+    """``retainFullInput``: the client's edited echoes of stored messages (other text, another time) are kept
+    in the input, and the stored copies stay what they were."""
+    u1, a1 = message("u1", "user", "Hello there.", 2), message("a1", "assistant", "Hi.", 3)
+    edited_u1 = {**message("u1", "user", "Hello there, edited.", 2), "createdAt": stamp(40)}
+    edited_a1 = message("a1", "assistant", "Hi, edited.", 3)
+    return {
+        "name": "retained-echo",
+        "options": {"lastMessages": 10, "retainFullInput": True},
+        "turns": [
+            {"input": [u1], "reply": a1},
+            {"input": [edited_u1, edited_a1, message("u2", "user", "More.", 6)], "reply": None},
+        ],
+    }
+
+
 CASES = [
     budget_case("budget", {"messageHistory": {"maxTokens": 120, "atMaxRemoveTokens": 50}}, 10, (6, 8)),
     budget_case("default-quarter", {"messageHistory": {"maxTokens": 150}}, 10, (9, 5)),
@@ -139,6 +156,7 @@ CASES = [
     resend_case("resent", new_ids=False),
     resend_case("resent-new-ids", new_ids=True),
     client_tool_case(),
+    retained_echo_case(),
 ]
 
 
@@ -152,10 +170,11 @@ def costs(case: dict[str, Any]) -> dict[str, int | float]:
 
 
 def summary(m: MastraDBMessage) -> dict[str, Any]:
-    """What the comparison reads of a stored message: its id, role, text and tool calls' states."""
+    """What the comparison reads of a stored message: its id, role, time, text and tool calls' states."""
     return {
         "id": m.id,
         "role": m.role,
+        "createdAt": canonical_timestamp(m.created_at),
         "text": " ".join(p.text for p in m.content.parts if isinstance(p, TextPart)),
         "tools": [p.tool_invocation.state for p in m.content.parts if isinstance(p, ToolInvocationPart)],
     }
@@ -210,6 +229,7 @@ def test_the_cases_exercise_what_they_are_about(mastra: dict[str, Any]) -> None:
     assert max(len(t["prompt"]) for t in mastra["count-cap"]["turns"]) == 4
     for name in ("resent", "resent-new-ids"):
         assert len(mastra[name]["stored"]) == 6, name
+    assert [m["text"] for m in mastra["retained-echo"]["stored"]] == ["Hello there.", "Hi.", "More."]
     # The client's outcome fills the stored call; the stored text stays.
     [a1] = [m for m in mastra["client-tool"]["stored"] if m["id"] == "a1"]
     assert a1["text"] == "Let me check."

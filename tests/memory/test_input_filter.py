@@ -219,3 +219,19 @@ async def test_an_outcome_for_another_threads_message_changes_nothing(storage: S
     assert [p.tool_invocation.state for p in x1.content.parts if isinstance(p, ToolInvocationPart)] == [
         "call"
     ]
+
+
+async def test_a_message_sent_again_under_its_stored_id_stays_the_stored_one(storage: SQLiteStorage) -> None:
+    # Also when the filter keeps the input (retainFullInput): the stored copy is the base (Mastra's rule).
+    memory = Memory(storage=storage)
+    await turn(memory, [user("u1", "one")], assistant("a1", "two", call("call")))
+    [before] = await memory.storage.list_messages_by_id(["u1"])
+    edited = {**user("u1", "one, edited"), "created_at": "2030-01-01T00:00:00.000Z"}
+    answered = assistant("a1", "two, edited", call("result", 7))
+    seen = await turn(memory, [edited, answered, user("u2", "three")], None, retainFullInput=True)
+    assert seen == ["u1", "a1", "u2"]
+    [u1] = await memory.storage.list_messages_by_id(["u1"])
+    assert (u1.content.content, u1.created_at) == ("one", before.created_at)
+    [a1] = await memory.storage.list_messages_by_id(["a1"])
+    assert [p.text for p in a1.content.parts if isinstance(p, TextPart)] == ["two"]
+    assert [p.tool_invocation.state for p in a1.content.parts if isinstance(p, ToolInvocationPart)] == ["result"]

@@ -6,7 +6,7 @@
 //                    "turns": [{"input": [messages], "reply": message | null}]}]}
 // stdout: {name: {"turns": [{"prompt": [ids the model received], "boundary": thread metadata's
 //                            memoryTokenLimiter or null}],
-//                 "stored": [{"id", "role", "text", "tools": [tool-invocation states]} of the thread,
+//                 "stored": [{"id", "role", "createdAt", "text", "tools": [tool-invocation states]} of the thread,
 //                            oldest first]}}
 // Token counts come from "costs" (the Python side's count of each message): Memory's token counter is
 // replaced, so the comparison is of the budget's rules, not of two tokenizers (docs/spec.md §5.12 [Δ]).
@@ -31,6 +31,7 @@ function summary(message) {
   return {
     id: message.id,
     role: message.role,
+    createdAt: new Date(message.createdAt).toISOString(),
     text: parts.filter((p) => p.type === 'text').map((p) => p.text).join(' '),
     tools: parts.filter((p) => p.type === 'tool-invocation').map((p) => p.toolInvocation.state),
   };

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ...errors import ConfigError
-from ...messages import MastraDBMessage, normalize_messages
+from ...messages import MastraDBMessage, ToolInvocationPart, normalize_messages
 from ...storage import MemoryStorage
 from ..config import HistoryLimits, MemoryConfig, MessageHistoryConfig
 from ..message_list import MessageList
@@ -17,6 +17,7 @@ from ..tokens import TokenCounter, default_token_counter, message_tokens
 from .base import InputCall, InputProcessor, OutputCall, OutputProcessor
 from .context import MemoryContext, context_value
 from .history_budget import TokenBoundary, load_history, message_cost
+from .input_filter import is_client_update, with_updates
 
 #: Messages fetched per storage query while a token budget is being filled.
 _PAGE = 50
@@ -31,9 +32,10 @@ class MessageHistory(InputProcessor, OutputProcessor):
     (:func:`.history_budget.load_history`, the older messages read on the way included); the
     ``memory-token-limiter`` step that follows trims the prompt. With the deprecated ``history_tokens``,
     only the newest messages that fit that budget (contiguous: it stops at the first that does not fit).
-    Output: the turn's new messages (the
-    response plus the list's input and response messages) stored with ``save_messages`` semantics — system
-    and signal messages and working-memory markup are not stored; the thread is created for the request's
+    A message the request sent again under its stored id becomes the stored copy (plus the request's tool
+    outcomes for calls it still has pending), as in Mastra. Output: the turn's new messages (the response
+    plus the list's input and response messages) stored with ``save_messages`` semantics — system and
+    signal messages and working-memory markup are not stored; the thread is created for the request's
     resource when it does not exist yet. ``read_only`` (here or in the request) stores nothing.
 
     A request's ``memory_config`` replaces ``last_messages``, ``history_tokens`` and ``read_only`` for that
@@ -91,10 +93,28 @@ class MessageHistory(InputProcessor, OutputProcessor):
             if limit is False or not isinstance(limit, int) or limit == 0:
                 return message_list
             history = await self._newest(ctx, limit, budget)
-        fresh = [m for m in history if m.id not in message_list]  # the caller's own copy wins
+        fresh = [m for m in history if m.id not in message_list]
         if fresh:
             message_list.add(fresh, source="memory")
+        self._stored_copies_win(message_list, [m for m in history if m.id not in {f.id for f in fresh}])
         return message_list
+
+    @staticmethod
+    def _stored_copies_win(message_list: MessageList, stored: list[MastraDBMessage]) -> None:
+        """A message the request sent again under its stored id becomes the stored copy (its text, metadata
+        and ``created_at``), with the request's tool outcomes for calls it still has pending; it stays
+        the turn's, so output stores it as it now is (docs/spec.md §5.12, as Mastra's ``MessageList``)."""
+        if not stored:
+            return
+        given = {m.id: m for m in message_list.new_messages()}
+        for copy in stored:
+            sent = given.get(copy.id)
+            if sent is None:
+                continue
+            updates = [
+                p for p in sent.content.parts if isinstance(p, ToolInvocationPart) and is_client_update(p)
+            ]
+            message_list.add([with_updates(copy, updates) or copy], source="memory")  # keeps its source
 
     async def _under_budget(
         self, ctx: MemoryContext, limit: int | Literal[False], tokens: MessageHistoryConfig

@@ -59,7 +59,7 @@ def _without_provider_metadata(message: MastraDBMessage) -> MastraDBMessage:
     return message.model_copy(update={"content": message.content.model_copy(update={"parts": parts})})
 
 
-def _with_updates(stored: MastraDBMessage, updates: list[ToolInvocationPart]) -> MastraDBMessage | None:
+def with_updates(stored: MastraDBMessage, updates: list[ToolInvocationPart]) -> MastraDBMessage | None:
     """The stored message with each of ``updates`` that moves a pending call of it forward put in that
     call's place; None when none does. The stored copy stays the base: its text, reasoning, provider
     metadata and ``created_at`` are kept (a client cannot rewrite a stored message by resending it)."""
@@ -177,7 +177,7 @@ class MemoryInputFilter(InputProcessor):
         stored = [m for m in await self.storage.list_messages_by_id([message.id]) if m.thread_id == thread_id]
         if not stored:
             return None
-        return _with_updates(stored[0], updates) or False
+        return with_updates(stored[0], updates) or False
 
     @staticmethod
     def _replace(
