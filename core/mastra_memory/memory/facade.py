@@ -968,8 +968,10 @@ class Memory:
 
     def get_input_processors(self, existing: Sequence[Any] = (), request_context: Any = None) -> list[Any]:
         """The memory input processors for this request, in Mastra's order (docs/spec.md §5.12):
-        ``WorkingMemory`` (working memory on), ``MessageHistory`` (``last_messages`` neither 0 nor False),
-        ``SemanticRecall`` (recall on). Run them before your own input processors.
+        ``MemoryInputFilter`` (history loaded: drops what the input resends of what memory holds),
+        ``WorkingMemory`` (working memory on), ``MessageHistory`` (history on), ``SemanticRecall`` (recall on)
+        and, under ``message_history``, the ``memory-token-limiter`` step (the whole prompt within the budget,
+        the thread's boundary moved). Run them before your own input processors.
 
         ``request_context`` is Mastra's request context, ``{"MastraMemory": {"thread": ..., "resource_id":
         ..., "memory_config": ...}}``: its ``memory_config`` is merged over these options like a
