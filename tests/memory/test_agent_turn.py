@@ -113,6 +113,7 @@ async def test_read_only_requests_store_nothing(memory: Memory, loop: ModuleType
     assert await memory.storage.get_thread_by_id("t1") is None
 
 
+@pytest.mark.filterwarnings("ignore:history_tokens:DeprecationWarning")  # deprecated, still honoured (§5.1)
 async def test_history_by_token_budget(memory: Memory, loop: ModuleType) -> None:
     run, model = loop.run_turn, loop.scripted_model
     for text in ("one " * 40, "two " * 40, "three"):
