@@ -23,6 +23,11 @@ from .mastra_runner import run_mastra
 
 TEMPLATE = "# User\n- Name:\n- City:\n"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "city": {"type": "string"}}}
+NULLABLE_NAME = {
+    "type": "object",
+    "properties": {"name": {"type": ["string", "null"]}, "city": {"type": "string"}},
+    "required": ["name"],
+}
 
 
 def call(memory: Any, thread_id: str = "t1", resource_id: str = "r1") -> dict[str, Any]:
@@ -53,6 +58,14 @@ CASES: dict[str, dict[str, Any]] = {
     "schema-compact-json": {
         "options": {"workingMemory": {"enabled": True, "schema": SCHEMA}},
         "calls": [call({"name": "Ann", "city": "Kyōto"}), call({"extra": {"a": None, "b": [1, "x"]}})],
+    },
+    "schema-optional-nulls-ignored": {
+        "options": {"workingMemory": {"enabled": True, "schema": SCHEMA}},
+        "calls": [call({"name": "Ann", "city": "Kyōto"}), call({"name": "Bo", "city": None})],
+    },
+    "schema-required-null-removes": {
+        "options": {"workingMemory": {"enabled": True, "schema": NULLABLE_NAME}},
+        "calls": [call({"name": "Ann", "city": "Kyōto"}), call({"name": None, "city": None})],
     },
     "update-thread-syncs-resource": {
         "options": {"workingMemory": {"enabled": True}},

@@ -56,9 +56,18 @@ async def test_schema_mode_refuses_json_text_and_stores_compact_json(storage: SQ
     assert await memory.get_thread_by_id("t1") is None  # refused before anything was written
     await tool(memory).execute({"memory": {"name": "Ann", "city": "Kyōto"}}, ctx())
     assert await memory.get_working_memory("t1", "res-1") == '{"name":"Ann","city":"Kyōto"}'
-    # A whole tool call given as JSON text stays accepted (hosts pass the model's raw arguments).
+    # A whole tool call given as JSON text stays accepted (hosts pass the model's raw arguments). A null for a
+    # key the schema does not require is ignored (a model padding optional fields must not wipe them).
     await tool(memory).execute(json.dumps({"memory": {"city": None, "extra": {"a": None}}}), ctx())
-    assert await memory.get_working_memory("t1", "res-1") == '{"name":"Ann","extra":{}}'
+    assert await memory.get_working_memory("t1", "res-1") == '{"name":"Ann","city":"Kyōto","extra":{}}'
+
+
+async def test_schema_mode_null_removes_only_a_required_key(storage: SQLiteStorage) -> None:
+    schema = {**SCHEMA, "required": ["name"]}
+    memory = Memory(storage=storage, options={"workingMemory": {"enabled": True, "schema": schema}})
+    await tool(memory).execute({"memory": {"name": "Ann", "city": "Kyōto"}}, ctx())
+    await tool(memory).execute({"memory": {"name": None, "city": None}}, ctx())
+    assert await memory.get_working_memory("t1", "res-1") == '{"city":"Kyōto"}'
 
 
 @pytest.mark.parametrize("how", ["update_thread", "create_thread", "save_thread"])

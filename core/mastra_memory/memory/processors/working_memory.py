@@ -54,7 +54,10 @@ _INSTRUCTIONS = """You keep a working memory about the user: notes that persist 
 When you learn something worth keeping (names, preferences, goals, facts, ongoing projects), call the \
 {tool} tool{how}. Use what it holds to answer; do not tell the user about the tool or the memory."""
 _HOW_MARKDOWN = " with the complete updated memory, keeping the structure above"
-_HOW_SCHEMA = " with an object holding only the fields that changed (they are merged; null removes a field)"
+_HOW_SCHEMA = (
+    " with an object holding only the fields that changed (they are merged into what is stored; leave a field"
+    " out to keep it)"
+)
 # docs/spec.md §5.12: under read_only the model gets the stored data only (never the template) and is told it
 # cannot change it, as Mastra's read-only instruction does; no tool is named.
 _READ_ONLY_INSTRUCTIONS = """You have a working memory about the user: notes kept from earlier conversations \
@@ -161,6 +164,27 @@ def working_memory_instructions(
     return _INSTRUCTIONS.format(where=where, content=content.strip(), tool=WORKING_MEMORY_TOOL, how=how)
 
 
+def _without_optional_nulls(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` without the ``null``s given for keys its JSON schema does not require, at every depth (Mastra
+    drops them before it merges: a model that pads every optional field with ``null``, as strict tool calling
+    does, must not wipe what is stored). docs/spec.md §5.12."""
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [_without_optional_nulls(v, items if isinstance(items, Mapping) else {}) for v in value]
+    if isinstance(value, Mapping):
+        properties = schema.get("properties")
+        required = schema.get("required")
+        required = required if isinstance(required, list) else []
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if item is None and key not in required:
+                continue
+            inner = properties.get(key) if isinstance(properties, Mapping) else None
+            out[key] = _without_optional_nulls(item, inner if isinstance(inner, Mapping) else {})
+        return out
+    return value
+
+
 def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in update.items():
@@ -183,7 +207,8 @@ class UpdateWorkingMemoryTool:
     chat APIs. :meth:`execute` takes the model's arguments (``{"memory": ...}``) and the request context and
     writes through ``Memory.update_working_memory``: in Markdown mode ``memory`` is the complete new text;
     in schema mode an object (a JSON string is refused, as Mastra's input validation refuses it) merged into
-    the stored JSON object (``null`` removes a key), with a pydantic schema validated, and stored as compact
+    the stored JSON object (a ``null`` for a key the schema does not require is ignored, as in Mastra; one
+    for a required key removes it), with a pydantic schema validated, and stored as compact
     JSON. Bad arguments raise ``ValidationError`` before anything is written. A thread not stored yet is
     created for the request's resource first, as Mastra's tool does. In Markdown mode, replacing stored
     data with the unchanged template is refused without writing: ``{"success": False, "message": ...}``
@@ -315,7 +340,7 @@ class UpdateWorkingMemoryTool:
         schema = self.config.schema_
         if schema is None:
             return str(value)
-        update: Mapping[str, Any] = value
+        update: Mapping[str, Any] = _without_optional_nulls(value, _schema_of(self.config) or {})
         stored = await self.memory.get_working_memory(ctx.thread_id, ctx.resource_id)
         try:  # a stored text that is not a JSON object (e.g. from before a schema was set) starts afresh
             current = json.loads(stored) if stored else {}
