@@ -17,6 +17,12 @@ from .filters.ast import ALL_OPERATORS
 Metric = Literal["cosine", "euclidean", "dotproduct"]
 IndexType = Literal["hnsw", "ivfflat", "flat"]
 ByFilterSupport = Literal["native", "emulated", "none"]
+#: How ``upsert(..., delete_filter=...)`` runs (docs/spec.md §3.1): ``"atomic"`` — the delete and the
+#: upsert are one transaction (a crash leaves either the old records or the new ones); ``"sequential"`` —
+#: the delete, then the upsert, as two writes (a crash or failure between them leaves the matching records
+#: deleted and the new ones not written; repeating the same call completes it); ``"none"`` — refused with
+#: ``CapabilityError`` before any I/O.
+ReplaceSupport = Literal["atomic", "sequential", "none"]
 
 
 class _Manifest(BaseModel):
@@ -41,7 +47,8 @@ class StorageCapabilities(_Manifest):
 
 class AdapterCapabilities(_Manifest):
     """The capability manifest of one adapter. A manifest states what differs from these defaults (every
-    metric, flat indexes only, native update and delete by filter, nothing else)."""
+    metric, flat indexes only, native update and delete by filter, nothing else: no metadata-only query and
+    no ``upsert(..., delete_filter=...)``)."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     version: str = "0"
@@ -59,6 +66,7 @@ class AdapterCapabilities(_Manifest):
     max_filter_op_matches: int | None = None
     update_by_filter: ByFilterSupport = "native"
     delete_by_filter: ByFilterSupport = "native"
+    upsert_delete_filter: ReplaceSupport = "none"
     eventually_consistent: bool = False
     deviations: tuple[Deviation, ...] = ()
     storage: StorageCapabilities | None = None
@@ -76,6 +84,10 @@ class AdapterCapabilities(_Manifest):
         both = self.native_operators & self.emulated_operators
         if both:
             raise ValueError(f"operators declared both native and emulated: {sorted(both)}")
+        if self.upsert_delete_filter == "sequential" and self.delete_by_filter == "none":
+            raise ValueError(
+                "upsert_delete_filter 'sequential' needs delete_by_filter (it deletes by filter first)"
+            )
         return self
 
     @property

@@ -257,26 +257,51 @@ class MastraVector(VectorArguments, ABC):
         vectors: Sequence[Sequence[float]] | npt.NDArray[np.floating],
         metadata: Sequence[Mapping[str, Any]] | None = None,
         ids: Sequence[str] | None = None,
+        delete_filter: FilterInput = None,
     ) -> list[str]:
-        """Insert or fully replace records; returns the ids in input order (docs/spec.md §3.1)."""
+        """Insert or fully replace records; returns the ids in input order (docs/spec.md §3.1).
+
+        ``delete_filter`` (Mastra's ``deleteFilter``) first deletes every record it matches — all chunks
+        of one source, say — so the call replaces them with ``vectors``. The manifest's
+        ``upsert_delete_filter`` says how: ``"atomic"`` (one transaction), ``"sequential"`` (delete, then
+        upsert) or ``"none"`` (CapabilityError before any I/O). An empty filter is refused as by
+        :meth:`delete_vectors`.
+        """
         op = "UPSERT"
         name = self._native_name(op, index_name)
         matrix, id_list, metas = self._upsert_arguments(op, vectors, metadata, ids)
+        native_delete = None
+        if delete_filter is not None:
+            native_delete = self._nonempty_filter(op, delete_filter)
+            if self.capabilities.upsert_delete_filter == "none":
+                raise self._error(
+                    CapabilityError,
+                    op,
+                    "UNSUPPORTED",
+                    f"{self.store_name} cannot upsert with delete_filter; call delete_vectors(filter=...) "
+                    "and then upsert (two writes, not atomic)",
+                )
         expected, metric = await self._shape(op, name)
         self._check_dimension(op, name, expected, matrix.shape[1])
         if metric == "cosine":
             self._check_rows_direction(op, name, matrix, id_list)
         # A repeated id inside one call: the last occurrence wins.
         last = {rid: i for i, rid in enumerate(id_list)}
-        if len(last) != len(id_list):
-            keep = sorted(last.values())
-            await self._call(
-                op,
-                self._upsert(name, [id_list[i] for i in keep], matrix[keep], [metas[i] for i in keep]),
-                name,
-            )
+        keep = sorted(last.values()) if len(last) != len(id_list) else None
+        rows = (
+            (id_list, matrix, metas)
+            if keep is None
+            else ([id_list[i] for i in keep], matrix[keep], [metas[i] for i in keep])
+        )
+        if delete_filter is None:
+            await self._call(op, self._upsert(name, *rows), name)
+        elif self.capabilities.upsert_delete_filter == "atomic":
+            await self._call(op, self._upsert_replacing(name, native_delete, *rows), name)
         else:
-            await self._call(op, self._upsert(name, id_list, matrix, metas), name)
+            # "sequential" (docs/spec.md §3.1): a failure between the two leaves the matches deleted and
+            # the new records unwritten; the same call again completes it.
+            await self._call(op, self._delete_by_filter(name, native_delete), name)
+            await self._call(op, self._upsert(name, *rows), name)
         return id_list
 
     async def query(
@@ -428,6 +453,18 @@ class MastraVector(VectorArguments, ABC):
     async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
         """Insert or replace the records (ids unique here). Split into backend-sized batches (§3.8)."""
 
+    async def _upsert_replacing(
+        self, name: str, native_filter: Any, ids: list[str], vectors: Matrix, metadata: list[Metadata]
+    ) -> None:
+        """``upsert(..., delete_filter=...)`` of a store that declares ``upsert_delete_filter="atomic"``:
+        delete every record ``native_filter`` matches and insert or replace the records, in one
+        transaction (docs/spec.md §3.1). Records whose ids are among ``ids`` end up as given either way.
+        Stores that declare ``"sequential"`` or ``"none"`` do not implement it."""
+        raise MastraMemoryError(
+            f"{self.store_name} declares upsert_delete_filter='atomic' "
+            "but does not implement _upsert_replacing"
+        )
+
     @abstractmethod
     async def _query(
         self,
@@ -439,7 +476,9 @@ class MastraVector(VectorArguments, ABC):
         options: dict[str, Any],
     ) -> list[QueryResult]:
         """The top_k best matches with portable scores (``native_filter`` is None for match-all, §3.4);
-        ``options`` holds only names the store declares in ``query_options``."""
+        ``options`` holds only names the store declares in ``query_options``. ``vector`` is None only on a
+        store that declares ``metadata_only_query``: then the first ``top_k`` matches in id order (code
+        point order), each with score 0.0 (docs/spec.md §3.1)."""
 
     @abstractmethod
     async def _list_indexes(self) -> list[str]: ...

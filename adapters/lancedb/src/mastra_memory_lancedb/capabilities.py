@@ -30,4 +30,6 @@ LANCEDB_CAPABILITIES: Final = AdapterCapabilities(
     metadata_only_query=True,
     index_types=frozenset({"hnsw", "ivfflat", "flat"}),
     max_upsert_batch=5000,
+    # A delete and a merge_insert are two Lance commits (docs/spec.md §3.1).
+    upsert_delete_filter="sequential",
 )

@@ -88,6 +88,9 @@ def _manifest(*, ferretdb: bool, eventually_consistent: bool) -> AdapterCapabili
         max_dimension=ATLAS_MAX_DIMENSION,
         update_by_filter="emulated" if ferretdb else "native",
         delete_by_filter="emulated" if ferretdb else "native",
+        # delete_many, then the upserts: transactions need a replica set, which a single server (and
+        # FerretDB) lacks (docs/spec.md §3.1).
+        upsert_delete_filter="sequential",
         eventually_consistent=eventually_consistent,
         deviations=_DEVIATIONS,
         storage=_STORAGE,

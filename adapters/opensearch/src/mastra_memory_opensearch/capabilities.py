@@ -19,7 +19,7 @@ MAX_DIMENSION: Final = 16_000
 MAX_K: Final = 10_000
 
 # Operators and implicit array traversal come with the facts of the layout (mastra_memory.filters.facts);
-# every metric; no metadata-only query.
+# every metric.
 OPENSEARCH_CAPABILITIES: Final = facts.manifest(
     name="opensearch",
     version="0.1.0",
@@ -27,6 +27,10 @@ OPENSEARCH_CAPABILITIES: Final = facts.manifest(
     max_dimension=MAX_DIMENSION,
     max_top_k=MAX_K,
     max_upsert_batch=BULK_ACTIONS,
+    # A filtered search sorted on the record_id keyword: exact, in code point order.
+    metadata_only_query=True,
+    # A delete_by_query and a bulk request: OpenSearch has no transaction (docs/spec.md §3.1).
+    upsert_delete_filter="sequential",
     deviations=(
         int64_range(
             "the derived filter fields hold integers as int64 terms; an integer beyond int64 has no "

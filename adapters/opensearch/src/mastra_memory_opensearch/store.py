@@ -516,7 +516,6 @@ class OpenSearchVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
         info = await self._info("QUERY", name)
         ef = self._ef(info, top_k, options)
         flt: Clause | None = native_filter
@@ -524,6 +523,8 @@ class OpenSearchVector(MastraVector):
             return []
         if flt == MATCH_ALL:
             flt = None
+        if vector is None:
+            return await self._listing(name, top_k, flt, include_vector)
         exact = bool(options.get("exact", False)) or info.flat
         query = vector.tolist()
 
@@ -542,12 +543,25 @@ class OpenSearchVector(MastraVector):
         hits = await past_ties(search, top_k, lambda hit: hit["_score"], MAX_K)
         return [self._result(hit, vector, info.metric, include_vector) for hit in hits]
 
+    async def _listing(
+        self, name: str, top_k: int, flt: Clause | None, include_vector: bool
+    ) -> list[QueryResult]:
+        """The metadata-only query (§3.1): the first matches by ``record_id`` (UTF-8 order: code points)."""
+        query = {"bool": {"filter": [flt]}} if flt is not None else MATCH_ALL
+        body = {"size": top_k, "_source": _SOURCE, "query": query, "sort": [{RECORD_ID_FIELD: "asc"}]}
+        return [self._result(hit, None, "cosine", include_vector) for hit in await self._search(name, body)]
+
     def _result(
-        self, hit: dict[str, Any], query: npt.NDArray[np.float64], metric: Metric, include_vector: bool
+        self, hit: dict[str, Any], query: npt.NDArray[np.float64] | None, metric: Metric, include_vector: bool
     ) -> QueryResult:
         source = hit.get("_source") or {}
         stored = source.get(VECTOR_FIELD)
-        score = _score(metric, query, stored) if isinstance(stored, list) else _invert(metric, hit["_score"])
+        if query is None:  # a metadata-only query
+            score = 0.0
+        else:
+            score = (
+                _score(metric, query, stored) if isinstance(stored, list) else _invert(metric, hit["_score"])
+            )
         return QueryResult(
             id=str(source.get(RECORD_ID_FIELD, hit["_id"])),
             score=score,

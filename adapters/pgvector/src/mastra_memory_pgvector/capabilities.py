@@ -26,6 +26,7 @@ PGVECTOR_CAPABILITIES: Final = AdapterCapabilities(
     index_types=frozenset({"hnsw", "ivfflat", "flat"}),
     max_dimension=MAX_DIMENSION,
     max_upsert_batch=MAX_ROWS_PER_STATEMENT,
+    upsert_delete_filter="atomic",  # the delete and the upsert share one transaction
     deviations=(
         Deviation(
             code="nul-character-rejected",

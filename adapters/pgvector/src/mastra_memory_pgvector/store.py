@@ -309,6 +309,25 @@ class PgVector(MastraVector):
     # --- hooks: writes ----------------------------------------------------------------------------
 
     async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
+        await self._write_rows(name, None, ids, vectors, metadata)
+
+    async def _upsert_replacing(
+        self, name: str, native_filter: Any, ids: list[str], vectors: Matrix, metadata: list[Metadata]
+    ) -> None:
+        # One transaction (docs/spec.md §3.1, upsert_delete_filter "atomic"): no reader sees the matches
+        # deleted and the new rows missing, and a failure leaves the old rows.
+        await self._write_rows(name, self._filter(native_filter), ids, vectors, metadata)
+
+    async def _write_rows(
+        self,
+        name: str,
+        replaced: SqlFilter | None,
+        ids: list[str],
+        vectors: Matrix,
+        metadata: list[Metadata],
+    ) -> None:
+        """Insert or replace the rows, after deleting those ``replaced`` (a translated filter) matches,
+        in the same transaction."""
         op = "UPSERT"
         as_float32 = vectors.astype(FLOAT32)  # every value fits: the shared validation refused others (§3.3)
         # U+0000, which text cannot hold, is escaped (docs/spec.md §3.5); surrogates never get here (§3.3).
@@ -322,6 +341,8 @@ class PgVector(MastraVector):
         async def upsert(conn: Connection) -> None:
             index = await self._index(conn, op, name, lock=True)
             self._check_dimension(op, name, index.dimension, vectors.shape[1])
+            if replaced is not None:
+                await conn.execute(f"DELETE FROM {table} WHERE {replaced.sql}", dict(replaced.params))
             # Rows travel in one binary COPY into a per-session staging table, then move in INSERT
             # statements of at most 16,383 rows each (ON CONFLICT: insert or replace).
             # The stage is empty here: ``run`` always holds a transaction, ON COMMIT DELETE ROWS empties it

@@ -51,6 +51,8 @@ PINECONE_CAPABILITIES: Final = AdapterCapabilities(
     max_upsert_batch=UPSERT_BATCH,
     update_by_filter="emulated",
     delete_by_filter="emulated",
+    # The emulated delete, then the upsert: Pinecone has no transaction (docs/spec.md §3.1).
+    upsert_delete_filter="sequential",
     eventually_consistent=True,
     deviations=(
         Deviation(

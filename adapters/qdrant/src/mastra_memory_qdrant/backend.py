@@ -136,6 +136,11 @@ class QdrantBackend(ABC):
         """Those of ``point_ids`` that exist, each with its reserved payload keys (id and vector norm)."""
 
     @abstractmethod
+    async def vectors(self, name: str, point_ids: list[str]) -> dict[str, tuple[list[float], dict[str, Any]]]:
+        """The vector of each of ``point_ids`` that exists, as the engine returns it, with its reserved
+        payload keys (the norm that restores a cosine collection's vector)."""
+
+    @abstractmethod
     async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
         """Replace the whole payload of each point."""
 

@@ -15,14 +15,18 @@ UPSERT_BATCH: Final = 256
 MAX_DIMENSION: Final = 65_536
 
 # Operators and implicit array traversal come with the facts of the layout (mastra_memory.filters.facts);
-# every metric; no metadata-only query.
+# every metric.
 QDRANT_CAPABILITIES: Final = facts.manifest(
     name="qdrant",
     version="0.1.0",
+    # A scroll over the matches keeping the top_k smallest ids: exact (the store's module docstring).
+    metadata_only_query=True,
     index_types=frozenset({"hnsw", "flat"}),
     max_dimension=MAX_DIMENSION,
     max_upsert_batch=UPSERT_BATCH,
     update_by_filter="emulated",
+    # A delete by filter and an upsert: Qdrant has no transaction (docs/spec.md §3.1).
+    upsert_delete_filter="sequential",
     deviations=(
         no_string_ranges(
             "Qdrant orders only numbers and parsed datetimes: a datetime range skips every stored "

@@ -159,6 +159,18 @@ class ClientBackend(QdrantBackend):
         )
         return {_point_id(r.id): dict(r.payload or {}) for r in records}
 
+    async def vectors(self, name: str, point_ids: list[str]) -> dict[str, tuple[list[float], dict[str, Any]]]:
+        records = await self.client.retrieve(
+            name,
+            point_ids,
+            with_payload=models.PayloadSelectorInclude(include=[RESERVED_ID, RESERVED_NORM]),
+            with_vectors=True,
+        )
+        return {
+            _point_id(r.id): ([float(x) for x in cast(list[float], r.vector)], dict(r.payload or {}))
+            for r in records
+        }
+
     async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
         operations: list[models.UpdateOperation] = [
             models.OverwritePayloadOperation(

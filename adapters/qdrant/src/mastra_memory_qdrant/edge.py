@@ -384,6 +384,14 @@ class EdgeBackend(QdrantBackend):
         records = await self._run(name, lambda shard: shard.retrieve(list(point_ids), selector, False))
         return {str(r.id): dict(r.payload or {}) for r in records}
 
+    async def vectors(self, name: str, point_ids: list[str]) -> dict[str, tuple[list[float], dict[str, Any]]]:
+        selector = qe.PayloadSelector.Include([RESERVED_ID, RESERVED_NORM])
+        records = await self._run(name, lambda shard: shard.retrieve(list(point_ids), selector, True))
+        return {
+            str(r.id): ([float(x) for x in cast(list[float], r.vector)], dict(r.payload or {}))
+            for r in records
+        }
+
     async def set_payloads(self, name: str, payloads: list[tuple[str, dict[str, Any]]]) -> None:
         def apply(shard: qe.EdgeShard) -> None:
             for pid, payload in payloads:

@@ -24,6 +24,10 @@ local mode) or the embedded qdrant-edge engine:
 * **Indexes**: one collection (or shard) per index, HNSW with ``m``/``ef_construct`` from ``index_config``
   (``type="flat"`` builds no graph: exact search); keyword payload indexes on ``thread_id``,
   ``resource_id``, the keys of ``metadata_indexes`` and the facts list.
+* **Metadata-only queries** (docs/spec.md §3.1): a scroll over the matching points, 100 per page, keeping
+  the ``top_k`` smallest original ids (point ids are UUIDs, so the engine cannot order by the id); the
+  vectors of those are read afterwards when ``include_vector`` asks for them. Exact, at the cost of
+  reading every match.
 * **Scores** (docs/spec.md §3.4): cosine and dot product as Qdrant returns them; a euclidean distance ``d``
   becomes ``1 / (1 + d)``. The HNSW search list ``ef`` is the query option ``ef``, else ``index_config.ef``,
   else ``min(1000, max(300, top_k, m·top_k))`` (``mastra_memory.vector.default_ef``).
@@ -31,6 +35,7 @@ local mode) or the embedded qdrant-edge engine:
 
 from __future__ import annotations
 
+import heapq
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Final
@@ -231,7 +236,8 @@ class QdrantVector(MastraVector):
         options: dict[str, Any],
     ) -> list[QueryResult]:
         info = await self._info("QUERY", name)
-        assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
+        if vector is None:
+            return await self._listing(name, info, top_k, self._filter(native_filter), include_vector)
         ef = options.get("ef", self._ef.get(name))
         if ef is None:
             ef = default_ef(top_k, info.m or DEFAULT_M)
@@ -258,6 +264,28 @@ class QdrantVector(MastraVector):
             )
             for hit in hits
         ]
+
+    async def _listing(
+        self, name: str, info: IndexInfo, top_k: int, flt: QFilter | None, include_vector: bool
+    ) -> list[QueryResult]:
+        """The first ``top_k`` matches in id order, score 0.0 (the metadata-only query, docs/spec.md §3.1)."""
+        first: list[tuple[str, str, dict[str, Any]]] = []  # (original id, point id, payload), at most top_k
+        offset: Any = None
+        while True:
+            page, offset = await self._backend.scroll(name, flt, SCROLL_PAGE, offset)
+            rows = [(str(payload.get(RESERVED_ID, pid)), pid, payload) for pid, payload in page]
+            first = heapq.nsmallest(top_k, first + rows, key=lambda row: row[0])
+            if offset is None or not page:
+                break
+        vectors = await self._backend.vectors(name, [pid for _, pid, _ in first]) if include_vector else {}
+        results = []
+        for rid, pid, payload in first:
+            found = vectors.get(pid)
+            vector = None
+            if found is not None:
+                vector = restore_vector(found[0], found[1]) if info.metric == "cosine" else found[0]
+            results.append(QueryResult(id=rid, score=0.0, metadata=metadata_of(payload), vector=vector))
+        return results
 
     async def _list_indexes(self) -> list[str]:
         return await self._backend.names()

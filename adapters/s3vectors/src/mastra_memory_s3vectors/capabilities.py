@@ -44,6 +44,9 @@ S3VECTORS_CAPABILITIES: Final = AdapterCapabilities(
     # $exists over the typed keys of a path; $all as $and of $eq; $not and $nor pushed down by De Morgan
     # (every leaf this adapter emits is exactly negatable).
     emulated_operators=frozenset({"$exists", "$all", "$not", "$nor"}),
+    # QueryVectors needs a vector: a metadata-only query lists every record (ListVectors) and filters with
+    # the reference evaluator, exactly, like the emulated delete by filter.
+    metadata_only_query=True,
     metrics=frozenset({"cosine", "euclidean"}),
     # The service builds its own (approximate) index; no type can be chosen.
     index_types=frozenset(),
@@ -53,6 +56,8 @@ S3VECTORS_CAPABILITIES: Final = AdapterCapabilities(
     max_upsert_batch=WRITE_BATCH,
     update_by_filter="emulated",
     delete_by_filter="emulated",
+    # The emulated delete, then PutVectors: S3 Vectors has no transaction (docs/spec.md §3.1).
+    upsert_delete_filter="sequential",
     deviations=(
         Deviation(
             code="string-list-only",

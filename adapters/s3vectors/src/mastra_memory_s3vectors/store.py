@@ -374,11 +374,12 @@ class S3VectorsVector(MastraVector):
         include_vector: bool,
         options: dict[str, Any],
     ) -> list[QueryResult]:
-        _, metric = await self._shape("QUERY", name)  # read (and cached) by the base before this hook
-        assert vector is not None  # metadata_only_query is not declared: the base requires a vector
+        _, metric = await self._shape("QUERY", name)  # raises IndexNotFoundError for a missing index
         flt: S3Filter | None = native_filter
         if flt is not None and flt.native == FALSE:
             return []
+        if vector is None:
+            return await self._listing(name, flt, top_k, include_vector)
         document = flt.document() if flt is not None else None
         request: dict[str, Any] = dict(
             queryVector={"float32": vector.astype(np.float32).tolist()},
@@ -407,6 +408,20 @@ class S3VectorsVector(MastraVector):
             )
             for hit in hits
         ]
+
+    async def _listing(
+        self, name: str, flt: S3Filter | None, top_k: int, include_vector: bool
+    ) -> list[QueryResult]:
+        """The metadata-only query (docs/spec.md §3.1): the first ``top_k`` matches in id order, score 0.0.
+        QueryVectors needs a vector, so ListVectors reads every record and the reference evaluator decides,
+        as the emulated delete by filter does: exact, at the cost of a full listing."""
+        if flt is None:
+            rows = [(k, decode(stored)) for k, stored in await self._scan(name)]
+        else:
+            rows = await self._matching(name, flt)
+        rows = sorted(rows, key=lambda row: row[0])[:top_k]
+        vectors = await self._vectors(name, [k for k, _ in rows]) if include_vector and rows else {}
+        return [QueryResult(id=k, score=0.0, metadata=meta, vector=vectors.get(k)) for k, meta in rows]
 
     async def _get(self, name: str, keys: Sequence[str]) -> list[dict[str, Any]]:
         """The stored vectors of ``keys`` (missing keys left out), read 100 keys per GetVectors call."""

@@ -7,11 +7,15 @@ idempotent, and a missing index raises ``IndexNotFoundError`` ("does not exist")
 
 ``VectorBasicsSuite``: upsert (ids in input order, generated uuid4 ids, full replacement, last
 occurrence wins), ``update_vector`` and ``delete_vector(s)`` by id and by filter (as the manifest
-declares), ``include_vector``, ``top_k`` bounds, metadata-only queries, and ids returned verbatim.
+declares), ``include_vector``, ``top_k`` bounds, metadata-only queries (id order, score 0.0, the first
+``top_k`` matches), ``upsert(..., delete_filter=...)`` (every chunk of one source replaced, atomically
+where the manifest says ``"atomic"``; refused before any I/O where it says ``"none"``), and ids returned
+verbatim.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import uuid
@@ -24,8 +28,10 @@ import pytest
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import (
     CapabilityError,
+    FilterError,
     IndexDimensionMismatchError,
     IndexNotFoundError,
+    MastraMemoryError,
     ValidationError,
 )
 from mastra_memory.vector import QueryResult
@@ -33,6 +39,7 @@ from mastra_memory.vector import QueryResult
 from ..datasets import make_vector, query_vector
 from ..plugin import set_item
 from . import METRICS, IndexUnderTest, Item, VectorSuiteBase, expected_error_id, float32_close
+from .errors.base import WRITES, HookCounter
 
 __all__ = ["IndexLifecycleSuite", "VectorBasicsSuite"]
 
@@ -362,6 +369,137 @@ class VectorBasicsSuite(VectorSuiteBase):
         assert listed[3].metadata == {"i": 3, "parity": "odd"}
         odd = await idx.store.query(idx.name, None, top_k=1, filter={"parity": "odd"})
         assert [h.id for h in odd] == ["v001"]
+
+    async def test_metadata_only_query_top_k_takes_the_first_ids(self, idx: IndexUnderTest) -> None:
+        """docs/spec.md §3.1: without a query vector, ``top_k`` cuts the matches in id order (code point
+        order, not insertion order), every score 0.0, vectors only with ``include_vector``."""
+        ids = ["b", "a10", "a9", "Z", "ä", "a1"]
+        items = [
+            Item(rid, make_vector(i + 1, idx.dimension), {"n": i, "keep": i != 1})
+            for i, rid in enumerate(ids)
+        ]
+        await idx.load(items)
+        if not idx.capabilities.metadata_only_query:
+            with pytest.raises(CapabilityError, match="query_vector is required"):
+                await idx.store.query(idx.name, None, top_k=3, filter={"keep": True})
+            return
+        first = await idx.store.query(idx.name, None, top_k=3, filter={"keep": True})
+        assert [h.id for h in first] == ["Z", "a1", "a9"]
+        assert all(h.score == 0.0 and h.vector is None for h in first)
+        everything = await idx.store.query(idx.name, None, top_k=idx.limit(10), include_vector=True)
+        assert [h.id for h in everything] == sorted(ids)
+        by_id = {item.id: item for item in items}
+        for hit in everything:
+            assert hit.metadata == by_id[hit.id].metadata
+            assert hit.vector is not None
+            assert float32_close(hit.vector, by_id[hit.id].vector)
+        assert await idx.store.query(idx.name, None, top_k=5, filter={"n": {"$gt": 99}}) == []
+
+    async def test_upsert_delete_filter_replaces_a_source(self, idx: IndexUnderTest) -> None:
+        """``upsert(..., delete_filter=...)`` (Mastra's ``deleteFilter``, docs/spec.md §3.1): every record
+        the filter matches is gone, the new records are written, other records are untouched."""
+        old = [
+            Item(f"doc-a-{i}", make_vector(i + 1, idx.dimension), {"source": "a.pdf", "chunk": i})
+            for i in range(4)
+        ] + [Item("doc-b-0", make_vector(9, idx.dimension), {"source": "b.pdf", "chunk": 0})]
+        await idx.load(old)
+        # Two chunks now where there were four; one new id, one id kept from before (replaced).
+        new_ids = ["doc-a-0", "doc-a-new"]
+        new_vectors = [make_vector(20, idx.dimension), make_vector(21, idx.dimension)]
+        new_metadata = [{"source": "a.pdf", "chunk": 0, "v": 2}, {"source": "a.pdf", "chunk": 1, "v": 2}]
+        if idx.capabilities.upsert_delete_filter == "none":
+            refused = pytest.raises(CapabilityError, match="delete_filter")
+            with HookCounter(idx.store) as counter, refused as raised:
+                await idx.store.upsert(
+                    idx.name, new_vectors, new_metadata, new_ids, delete_filter={"source": "a.pdf"}
+                )
+            assert raised.value.id == expected_error_id(idx.capabilities, "UPSERT", "UNSUPPORTED")
+            assert not any(counter.calls[h] for h in WRITES), "refused before any write"
+            return
+        returned = await idx.store.upsert(
+            idx.name, new_vectors, new_metadata, new_ids, delete_filter={"source": "a.pdf"}
+        )
+        assert returned == new_ids
+        await idx.settle()
+        stored = await _everything(idx, len(old))
+        assert set(stored) == {"doc-a-0", "doc-a-new", "doc-b-0"}
+        assert stored["doc-a-0"].metadata == new_metadata[0]
+        assert stored["doc-a-new"].metadata == new_metadata[1]
+        assert stored["doc-b-0"].metadata == {"source": "b.pdf", "chunk": 0}
+        assert stored["doc-a-0"].vector is not None
+        assert float32_close(stored["doc-a-0"].vector, new_vectors[0])
+        assert (await idx.store.describe_index(idx.name)).count == 3
+        # A filter that matches nothing: a plain upsert.
+        await idx.store.upsert(
+            idx.name,
+            [make_vector(30, idx.dimension)],
+            [{"source": "c.pdf"}],
+            ["doc-c-0"],
+            delete_filter={"source": "nowhere"},
+        )
+        await idx.settle()
+        assert set(await _everything(idx, 4)) == {"doc-a-0", "doc-a-new", "doc-b-0", "doc-c-0"}
+
+    async def test_upsert_delete_filter_is_checked_before_any_io(self, idx: IndexUnderTest) -> None:
+        """An empty or invalid ``delete_filter`` is refused before anything is deleted or written, and so
+        is an upsert whose vectors are bad: the filter's matches stay."""
+        await idx.load(_items(3, idx.dimension))
+        good = [make_vector(7, idx.dimension)]
+        calls: list[tuple[Any, type[MastraMemoryError], str]] = [
+            ({}, ValidationError, "empty filter"),
+            ({"parity": {"$bogus": 1}}, FilterError, "bogus"),
+        ]
+        with HookCounter(idx.store) as counter:
+            for flt, error, phrase in calls:
+                with pytest.raises(error, match=phrase):
+                    await idx.store.upsert(idx.name, good, [{"i": 9}], ["v009"], delete_filter=flt)
+            with pytest.raises(ValidationError):
+                await idx.store.upsert(
+                    idx.name, [[1.0]], [{"i": 9}], ["v009"], delete_filter={"parity": "odd"}
+                )
+        assert not any(counter.calls[h] for h in WRITES), f"refused before any write: {dict(counter.calls)}"
+        assert set(await _everything(idx, 3)) == {"v000", "v001", "v002"}
+
+    async def test_upsert_delete_filter_atomic_readers_never_see_the_gap(self, idx: IndexUnderTest) -> None:
+        """Where the manifest declares ``upsert_delete_filter="atomic"``, a concurrent reader sees either the
+        old chunks of the source or the new ones, never none and never both (docs/spec.md §3.1)."""
+        if idx.capabilities.upsert_delete_filter != "atomic":
+            pytest.skip("the manifest does not declare an atomic upsert with delete_filter")
+        chunks = 6
+        query = query_vector(idx.dimension)
+
+        def version(v: int) -> tuple[list[list[float]], list[dict[str, Any]], list[str]]:
+            vectors = [make_vector(v * chunks + i + 1, idx.dimension) for i in range(chunks)]
+            metas: list[dict[str, Any]] = [{"source": "s", "v": v} for _ in range(chunks)]
+            return vectors, metas, [f"s-{v}-{i}" for i in range(chunks)]
+
+        await idx.load([Item(rid, vec, meta) for vec, meta, rid in zip(*version(0), strict=True)])
+        seen: list[set[int]] = []
+        done = asyncio.Event()
+
+        async def read() -> None:
+            while not done.is_set():
+                hits = await idx.store.query(
+                    idx.name, query, top_k=idx.limit(4 * chunks), filter={"source": "s"}
+                )
+                seen.append({h.metadata["v"] for h in hits} if len(hits) == chunks else {-1 - len(hits)})
+                await asyncio.sleep(0)
+
+        async def write() -> None:
+            try:
+                for v in range(1, 9):
+                    await idx.store.upsert(idx.name, *version(v), delete_filter={"source": "s"})
+                    await asyncio.sleep(0)
+            finally:
+                done.set()
+
+        await asyncio.gather(write(), read(), read())
+        assert seen, "the readers ran"
+        assert all(len(versions) == 1 and min(versions) >= 0 for versions in seen), (
+            f"a reader saw a partial replacement: {[v for v in seen if len(v) != 1 or min(v) < 0][:5]}"
+        )
+        final = await idx.store.query(idx.name, query, top_k=idx.limit(4 * chunks), filter={"source": "s"})
+        assert sorted(h.id for h in final) == sorted(version(8)[2])
 
     async def test_ids_are_returned_verbatim(self, idx: IndexUnderTest) -> None:
         """§3.5: any non-empty string of at most 512 characters is an id, and comes back unchanged."""

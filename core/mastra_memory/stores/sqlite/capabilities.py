@@ -19,6 +19,7 @@ SQLITE_CAPABILITIES: Final = AdapterCapabilities(
     native_operators=ALL_OPERATORS,
     implicit_array_traversal=True,
     metadata_only_query=True,
+    upsert_delete_filter="atomic",  # the delete and the upsert share one transaction
     deviations=(
         Deviation(
             code="nul-character-rejected",

@@ -363,6 +363,24 @@ class SQLiteVector(MastraVector):
     # reuses the matrix instead of reloading it.
 
     async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
+        await self._write_rows(name, None, ids, vectors, metadata)
+
+    async def _upsert_replacing(
+        self, name: str, native_filter: Any, ids: list[str], vectors: Matrix, metadata: list[Metadata]
+    ) -> None:
+        # One transaction (docs/spec.md §3.1, upsert_delete_filter "atomic"): no reader sees the matches
+        # deleted and the new rows missing, and a failure leaves the old rows.
+        await self._write_rows(name, self._fragment(native_filter), ids, vectors, metadata)
+
+    async def _write_rows(
+        self,
+        name: str,
+        replaced: SqlFragment | None,
+        ids: list[str],
+        vectors: Matrix,
+        metadata: list[Metadata],
+    ) -> None:
+        """Insert or replace the rows, after deleting those ``replaced`` matches, in one transaction."""
         rows = self._rows(ids, vectors, metadata)
         table = _table(name)
         # An upsert keeps a row's seq (its slot in the snapshot): INSERT OR REPLACE would delete the row
@@ -376,9 +394,18 @@ class SQLiteVector(MastraVector):
             index = self._index_row(conn, "UPSERT", name)
             self._check_dimension("UPSERT", name, index.dimension, vectors.shape[1])
             ours = self._ours(name, index)
+            gone = np.empty(0, dtype=np.int64)
+            if replaced is not None:
+                deleted = conn.execute(
+                    f"DELETE FROM {table} WHERE {replaced.sql} RETURNING seq", replaced.params
+                )
+                gone = np.sort(np.asarray([s for (s,) in deleted], dtype=np.int64))
             seqs = np.asarray([conn.execute(sql, row).fetchone()[0] for row in rows], dtype=np.int64)
 
             def patch(snapshot: Snapshot) -> bool:
+                # A deleted last row's seq may come back for a new row: apply_upsert drops dead tail slots.
+                if gone.size and not snapshot.apply_delete(gone):
+                    return False
                 matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT32).reshape(len(rows), -1)
                 # Columns hold what the database gives back (the stored JSON), not the caller's objects.
                 metas = [decoded(r[2]) for r in rows] if snapshot.columns else [{}] * len(rows)

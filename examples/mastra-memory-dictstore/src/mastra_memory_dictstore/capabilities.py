@@ -29,5 +29,7 @@ CAPABILITIES = AdapterCapabilities(
     index_types=frozenset({"flat"}),
     update_by_filter="native",
     delete_by_filter="native",
+    # No hook to write: the template deletes by filter, then upserts (two steps, not atomic).
+    upsert_delete_filter="sequential",
     deviations=(EXISTS_EMPTY_LIST,),
 )

@@ -35,6 +35,7 @@ __all__ = [
 HOOKS: Final = (
     "_create_index",
     "_upsert",
+    "_upsert_replacing",
     "_query",
     "_list_indexes",
     "_describe_index",
