@@ -2,7 +2,7 @@
 
 Every field can also come from the environment with the prefix ``MASTRA_MEMORY_PGVECTOR_``
 (``MASTRA_MEMORY_PGVECTOR_URL``, ``MASTRA_MEMORY_PGVECTOR_SCHEMA_NAME`` or ``..._SCHEMA``,
-``MASTRA_MEMORY_PGVECTOR_POOL_MAX_SIZE``, ...).
+``MASTRA_MEMORY_PGVECTOR_POOL_MAX_SIZE``, ``MASTRA_MEMORY_PGVECTOR_LAYOUT``, ...).
 Explicit arguments win over the environment.
 
 A connection is given either as a URL/DSN (``url``, alias ``dsn`` and ``connectionString``) or as parts
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Literal
 
 from mastra_memory.plugins.settings import StoreSettings
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -60,6 +60,10 @@ class PgVectorSettings(StoreSettings):
         retries: how often an idempotent operation is retried after a lost connection.
         create_extension: run ``CREATE EXTENSION IF NOT EXISTS vector`` when it is missing.
         application_name: shown in ``pg_stat_activity``.
+        layout: the tables the memory storage works on (docs/spec.md §4.7): ``"mastra-memory"`` (this
+            project's own, the default) or ``"mastra"`` (``@mastra/pg``'s, to share one database with a
+            Mastra app). A schema holding the other layout is refused with ``StorageLayoutError``. The
+            vector store does not use it.
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True)
@@ -79,6 +83,7 @@ class PgVectorSettings(StoreSettings):
     retries: int = Field(default=2, ge=0, le=10)
     create_extension: bool = Field(default=True)
     application_name: str = Field(default="mastra-memory")
+    layout: Literal["mastra-memory", "mastra"] = Field(default="mastra-memory")
 
     @field_validator("url")
     @classmethod

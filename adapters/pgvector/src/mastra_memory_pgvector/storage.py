@@ -3,10 +3,16 @@
 This module holds only SQL and connection handling; the contract itself (validation, merging, bumps,
 clone, include windows, paging rules) is the :class:`~mastra_memory.storage.MemoryStorage` template.
 
-Layout (in the configured schema): ``mastra_threads``, ``mastra_messages`` and ``mastra_resources``.
-Ids are ``text COLLATE "C"`` so ``ORDER BY created_at, id`` is the spec's ``(created_at, id)`` order (code
-points); timestamps are ``timestamptz`` at millisecond precision. Message content and every metadata dict
-are stored as JSON *text*: ``jsonb`` cannot hold U+0000, and storage never rewrites what it is given.
+Layout (in the configured schema): ``mastra_threads``, ``mastra_messages`` and ``mastra_resources``, in
+one of two table layouts (``settings.layout``, :mod:`.tables`): this project's own (described here), or
+``@mastra/pg``'s (``layout="mastra"``, to share the database with a Mastra app). Before it creates
+anything, the storage checks which layout the schema holds and refuses the other one with
+``StorageLayoutError`` (docs/spec.md §4.7).
+
+In this project's layout, ids are ``text COLLATE "C"`` so ``ORDER BY created_at, id`` is the spec's
+``(created_at, id)`` order (code points); timestamps are ``timestamptz`` at millisecond precision.
+Message content and every metadata dict are stored as JSON *text*: ``jsonb`` cannot hold U+0000, and
+storage never rewrites what it is given.
 Text columns hold neither U+0000 nor lone surrogates, so such ids and names are refused on write and
 cannot exist on read (:meth:`PgStorage._text_problem`).
 
@@ -27,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import psycopg
+from mastra_memory.errors import ValidationError
 from mastra_memory.messages import MastraDBMessage
 from mastra_memory.metadata_limits import is_unicode
 from mastra_memory.storage import BackendErrors, MemoryStorage, codec
@@ -35,15 +42,13 @@ from mastra_memory.storage.records import ListMessagesQuery, ListThreadsQuery, R
 
 from .connection import Connection, PgDatabase, is_transient, quote_ident
 from .settings import PgVectorSettings
+from .tables import LAYOUTS, check_schema
 
 __all__ = ["PgStorage"]
 
 T = TypeVar("T")
 
 STORE: Final = "PGVECTOR"
-_MESSAGE_COLUMNS: Final = ", ".join(codec.MESSAGE_COLUMNS)
-_THREAD_COLUMNS: Final = ", ".join(codec.THREAD_COLUMNS)
-_RESOURCE_COLUMNS: Final = ", ".join(codec.RESOURCE_COLUMNS)
 
 _TEXT_LIMIT: Final = "cannot contain U+0000 or unpaired surrogates in PostgreSQL"
 
@@ -74,17 +79,6 @@ def metadata_fragments(flt: Mapping[str, Any] | None) -> list[str]:
     return patterns
 
 
-def _upsert(table: str, columns: Sequence[str]) -> str:
-    """The statement writing a row of ``columns`` (``id`` first): inserted, or replacing the other columns
-    of the row with that id."""
-    updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in columns[1:])
-    placeholders = ", ".join(["%s"] * len(columns))
-    return (
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders}) "
-        f"ON CONFLICT (id) DO UPDATE SET {updates}"
-    )
-
-
 def _one_or_many(ids: list[str]) -> tuple[str, str | list[str]]:
     """``= %s`` for one id (a plain primary-key lookup), else ``= ANY`` of a text array."""
     return ("= %s", ids[0]) if len(ids) == 1 else ("= ANY(%s::text[])", ids)
@@ -108,43 +102,17 @@ class PgStorage(MemoryStorage):
         self._threads = f"{schema}.mastra_threads"
         self._messages = f"{schema}.mastra_messages"
         self._resources = f"{schema}.mastra_resources"
+        self._layout = LAYOUTS[self.settings.layout]
         self._db = PgDatabase(self.settings, self._setup)
 
     # -- plumbing
 
     async def _setup(self, conn: Connection) -> list[str]:
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext('mastra_memory_pgvector:storage'))")
+        # Read-only, before anything is created: the other layout's tables are refused unchanged.
+        await check_schema(conn, self.settings.schema_name, self.settings.layout, self._db.where)
         await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self._schema}")
-        for statement in (
-            f"""CREATE TABLE IF NOT EXISTS {self._threads} (
-                id text COLLATE "C" PRIMARY KEY,
-                resource_id text COLLATE "C" NOT NULL,
-                title text NOT NULL DEFAULT '',
-                metadata text,
-                created_at timestamptz(3) NOT NULL,
-                updated_at timestamptz(3) NOT NULL)""",
-            f"CREATE INDEX IF NOT EXISTS mastra_threads_resource_idx ON {self._threads} (resource_id, "
-            "created_at, id)",
-            f"""CREATE TABLE IF NOT EXISTS {self._messages} (
-                id text COLLATE "C" PRIMARY KEY,
-                thread_id text COLLATE "C" NOT NULL,
-                resource_id text COLLATE "C",
-                role text NOT NULL,
-                type text NOT NULL,
-                content text NOT NULL,
-                metadata text,
-                created_at timestamptz(3) NOT NULL)""",
-            f"CREATE INDEX IF NOT EXISTS mastra_messages_thread_idx ON {self._messages} (thread_id, "
-            "created_at, id)",
-            f"CREATE INDEX IF NOT EXISTS mastra_messages_resource_idx ON {self._messages} (resource_id, "
-            "created_at, id)",
-            f"""CREATE TABLE IF NOT EXISTS {self._resources} (
-                id text COLLATE "C" PRIMARY KEY,
-                working_memory text,
-                metadata text,
-                created_at timestamptz(3) NOT NULL,
-                updated_at timestamptz(3) NOT NULL)""",
-        ):
+        for statement in self._layout.ddl(self._schema, self.settings.schema_name):
             await conn.execute(statement)
         return []
 
@@ -211,36 +179,49 @@ class PgStorage(MemoryStorage):
             (param,),
         )
 
+    def _metadata(self, value: Mapping[str, Any] | None, what: str) -> str | None:
+        """Metadata as JSON text; in Mastra's layout it goes into a jsonb column, which cannot hold U+0000."""
+        text = codec.json_text_or_none(value, what)
+        if text is not None and self._layout.name == "mastra" and "\\u0000" in text:
+            raise ValidationError(
+                f"{what} contains U+0000, which Mastra's PostgreSQL layout (a jsonb column) cannot hold; "
+                "remove the character (this project's own layout stores it)"
+            )
+        return text
+
     # -- threads
 
     async def _load_threads(
         self, conn: Connection, thread_ids: Sequence[str], *, lock: bool = False
     ) -> dict[str, Thread]:
         ids = self._existing(thread_ids)
-        rows = await self._by_id(conn, _THREAD_COLUMNS, self._threads, ids, "id", lock=lock)
+        layout = self._layout
+        rows = await self._by_id(conn, layout.thread_columns, self._threads, ids, layout.id_order, lock=lock)
         return {row[0]: codec.thread_from_row(row) for row in rows}
 
     async def _write_thread(self, conn: Connection, thread: Thread) -> None:
         await conn.execute(
-            _upsert(self._threads, codec.THREAD_COLUMNS),
-            (
-                thread.id,
-                thread.resource_id,
-                thread.title,
-                codec.json_text_or_none(thread.metadata, f"metadata of thread {thread.id}"),
-                thread.created_at,
-                thread.updated_at,
-            ),
+            self._layout.thread_upsert(self._threads),
+            {
+                "id": thread.id,
+                "resource_id": thread.resource_id,
+                "title": thread.title,
+                "metadata": self._metadata(thread.metadata, f"metadata of thread {thread.id}"),
+                "created_at": thread.created_at,
+                "updated_at": thread.updated_at,
+            },
         )
 
     async def _delete_thread(self, conn: Connection, thread_id: str) -> None:
         await conn.execute(f"DELETE FROM {self._messages} WHERE thread_id = %s", (thread_id,))
         await conn.execute(f"DELETE FROM {self._threads} WHERE id = %s", (thread_id,))
 
-    @staticmethod
-    def _thread_where(q: ListThreadsQuery) -> Where:
-        clauses, params = (["TRUE"], []) if q.resource_id is None else (["resource_id = %s"], [q.resource_id])
-        for fragment in metadata_fragments(q.metadata):
+    def _thread_where(self, q: ListThreadsQuery) -> Where:
+        resource = self._layout.resource_id
+        clauses, params = (["TRUE"], []) if q.resource_id is None else ([f"{resource} = %s"], [q.resource_id])
+        # jsonb's text form spaces its keys and values differently: there the template filters alone.
+        fragments = metadata_fragments(q.metadata) if self._layout.name == "mastra-memory" else []
+        for fragment in fragments:
             clauses.append("metadata LIKE %s ESCAPE '\\'")
             params.append(fragment)
         return " AND ".join(clauses), params
@@ -253,8 +234,10 @@ class PgStorage(MemoryStorage):
     ) -> list[Thread]:
         where = self._thread_where(query)
         direction = query.order.direction
-        order = f"{query.order.field} {direction}, id {direction}"
-        rows = await self._page(conn, _THREAD_COLUMNS, self._threads, where, order, offset, limit)
+        layout = self._layout
+        field = layout.created_at if query.order.field == "created_at" else layout.updated_at
+        order = f"{field} {direction}, {layout.id_order} {direction}"
+        rows = await self._page(conn, layout.thread_columns, self._threads, where, order, offset, limit)
         return [codec.thread_from_row(row) for row in rows]
 
     # -- messages: reads
@@ -271,10 +254,10 @@ class PgStorage(MemoryStorage):
             clauses.append("thread_id = ANY(%s::text[])")
             params.append(threads)
         if q.resource_id is not None:
-            clauses.append("resource_id = %s")
+            clauses.append(f"{self._layout.resource_id} = %s")
             params.append(q.resource_id if self._existing([q.resource_id]) else "")
         for comparison, stamp in q.created_at_bounds:
-            clauses.append(f"created_at {comparison} %s")
+            clauses.append(f"{self._layout.created_at} {comparison} %s")
             params.append(stamp)
         return " AND ".join(clauses) or "TRUE", params
 
@@ -285,41 +268,58 @@ class PgStorage(MemoryStorage):
         self, conn: Connection, query: ListMessagesQuery, offset: int, limit: int | None
     ) -> list[MastraDBMessage]:
         direction = query.order.direction
-        order = f"created_at {direction}, id {direction}"
+        layout = self._layout
+        order = f"{layout.created_at} {direction}, {layout.id_order} {direction}"
         rows = await self._page(
-            conn, _MESSAGE_COLUMNS, self._messages, self._base_where(query), order, offset, limit
+            conn, layout.message_columns, self._messages, self._base_where(query), order, offset, limit
         )
         return [codec.message_from_row(row) for row in rows]
 
     async def _metadata_candidates(self, conn: Connection, query: ListMessagesQuery) -> list[Candidate]:
-        # The metadata column holds content.metadata alone, so candidates never load whole messages.
+        # In this project's layout the metadata column holds content.metadata alone, so candidates never
+        # load whole messages; Mastra's has no such column and the content is read instead.
+        layout = self._layout
         where, params = self._base_where(query)
         order = query.order.direction
+        column = "metadata" if layout.message_metadata_column else "content"
         rows = await self._rows(
             conn,
-            f"SELECT id, metadata FROM {self._messages} WHERE {where} "
-            f"ORDER BY created_at {order}, id {order}",
+            f"SELECT id, {column} FROM {self._messages} WHERE {where} "
+            f"ORDER BY {layout.created_at} {order}, {layout.id_order} {order}",
             params,
         )
-        return [(row[0], None if row[1] is None else json.loads(row[1])) for row in rows]
+        if layout.message_metadata_column:
+            return [(row[0], None if row[1] is None else json.loads(row[1])) for row in rows]
+        candidates: list[Candidate] = []
+        for message_id, content in rows:
+            parsed = json.loads(content)
+            candidates.append((message_id, parsed.get("metadata") if isinstance(parsed, dict) else None))
+        return candidates
 
     async def _messages_by_id(
         self, conn: Connection, message_ids: Sequence[str], *, lock: bool = False
     ) -> list[MastraDBMessage]:
         ids = self._existing(message_ids)
-        rows = await self._by_id(conn, _MESSAGE_COLUMNS, self._messages, ids, "created_at, id", lock=lock)
+        layout = self._layout
+        order = f"{layout.created_at}, {layout.id_order}"
+        rows = await self._by_id(conn, layout.message_columns, self._messages, ids, order, lock=lock)
         return [codec.message_from_row(row) for row in rows]
 
     async def _neighbours(
         self, conn: Connection, anchor: MastraDBMessage, side: Side, limit: int, resource_id: str | None
     ) -> list[MastraDBMessage]:
         comparison, order = ("<", "DESC") if side == "before" else (">", "ASC")
-        scope, scoped = ("", []) if resource_id is None else (" AND resource_id = %s", [resource_id])
+        layout = self._layout
+        scope, scoped = (
+            ("", []) if resource_id is None else (f" AND {layout.resource_id} = %s", [resource_id])
+        )
         # One cursor query on the (thread_id, created_at, id) index, in the row-comparison form it serves.
+        created, ident = layout.created_at, layout.id_order
         rows = await self._rows(
             conn,
-            f"SELECT {_MESSAGE_COLUMNS} FROM {self._messages} WHERE thread_id = %s{scope} "
-            f"AND (created_at, id) {comparison} (%s, %s) ORDER BY created_at {order}, id {order} LIMIT %s",
+            f"SELECT {layout.message_columns} FROM {self._messages} WHERE thread_id = %s{scope} "
+            f"AND ({created}, {ident}) {comparison} (%s, %s) "
+            f"ORDER BY {created} {order}, {ident} {order} LIMIT %s",
             [anchor.thread_id, *scoped, anchor.created_at, anchor.id, limit],
         )
         return [codec.message_from_row(row) for row in rows]
@@ -333,14 +333,20 @@ class PgStorage(MemoryStorage):
         for message, content in messages:
             metadata = message.content.metadata
             rows.append(
-                (
-                    *(message.id, message.thread_id, message.resource_id, message.role, message.type),
-                    *(content, message.created_at),
-                    codec.json_text_or_none(metadata, f"metadata of message {message.id}"),
-                )
+                {
+                    "id": message.id,
+                    "thread_id": message.thread_id,
+                    "resource_id": message.resource_id,
+                    "role": message.role,
+                    "type": message.type,
+                    "content": content,
+                    "created_at": message.created_at,
+                    # Kept in content too; only this project's layout has a column for it.
+                    "metadata": codec.json_text_or_none(metadata, f"metadata of message {message.id}"),
+                }
             )
         async with conn.cursor() as cursor:
-            await cursor.executemany(_upsert(self._messages, (*codec.MESSAGE_COLUMNS, "metadata")), rows)
+            await cursor.executemany(self._layout.message_upsert(self._messages), rows)
 
     async def _delete_messages(self, conn: Connection, message_ids: Sequence[str]) -> set[str]:
         owners = await self._rows(
@@ -360,17 +366,18 @@ class PgStorage(MemoryStorage):
             await conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"mastra_resource:{resource_id}",)
             )
-        rows = await self._by_id(conn, _RESOURCE_COLUMNS, self._resources, [resource_id], "id", lock=lock)
+        columns = self._layout.resource_columns
+        rows = await self._by_id(conn, columns, self._resources, [resource_id], "id", lock=lock)
         return codec.resource_from_row(rows[0]) if rows else None
 
     async def _write_resource(self, conn: Connection, resource: Resource) -> None:
         await conn.execute(
-            _upsert(self._resources, codec.RESOURCE_COLUMNS),
-            (
-                resource.id,
-                resource.working_memory,
-                codec.json_text_or_none(resource.metadata, f"metadata of resource {resource.id}"),
-                resource.created_at,
-                resource.updated_at,
-            ),
+            self._layout.resource_upsert(self._resources),
+            {
+                "id": resource.id,
+                "working_memory": resource.working_memory,
+                "metadata": self._metadata(resource.metadata, f"metadata of resource {resource.id}"),
+                "created_at": resource.created_at,
+                "updated_at": resource.updated_at,
+            },
         )

@@ -4,7 +4,9 @@
   wheel, or Debian's PostgreSQL with pgvector; see :mod:`.server`) on a free loopback port in a temporary
   directory, stopped (by PID) and removed afterwards;
 * ``pgvector-url`` -- an existing server named by ``MASTRA_MEMORY_TEST_PG_DSN``;
-* ``pgvector-docker`` -- the ``pgvector/pgvector`` image of the kit's compose file, when Docker is there.
+* ``pgvector-docker`` -- the ``pgvector/pgvector`` image of the kit's compose file, when Docker is there;
+* ``pgvector-native-mastra`` -- as ``pgvector-native``, with the storage in ``@mastra/pg``'s table layout
+  (``layout="mastra"``, docs/spec.md §4.7).
 
 Each provisioned target gets its own schema, so runs against a shared server do not meet each other.
 The kit finds them through the entry point ``pgvector`` of the group ``mastra_memory_conformance``.
@@ -38,18 +40,21 @@ __all__ = ["native_target", "register_conformance_targets"]
 DIMENSION = 8
 
 
-def _settings(url: str, schema: str) -> dict[str, Any]:
-    return {"url": url, "schema_name": schema}
+def _settings(url: str, schema: str, **extra: Any) -> dict[str, Any]:
+    return {"url": url, "schema_name": schema, **extra}
 
 
-def native_target() -> ConformanceTarget:
-    """``pgvector-native``: a real PostgreSQL + pgvector started for the run, vector store and storage."""
+def native_target(layout: str = "mastra-memory") -> ConformanceTarget:
+    """``pgvector-native``: a real PostgreSQL + pgvector started for the run, vector store and storage;
+    with ``layout="mastra"``, ``pgvector-native-mastra``: the storage in @mastra/pg's tables."""
+    mastra = layout == "mastra"
 
     @provisioned_target(
-        "pgvector-native",
+        "pgvector-native-mastra" if mastra else "pgvector-native",
         "pgvector",
         "native",
-        description="PostgreSQL + pgvector started from a local installation on a loopback port",
+        description="PostgreSQL + pgvector started from a local installation on a loopback port"
+        + (", storage in @mastra/pg's table layout" if mastra else ""),
         has_storage=True,
     )
     def target(tmp: Path) -> Iterator[TargetSettings]:
@@ -61,7 +66,7 @@ def native_target() -> ConformanceTarget:
         try:
             yield TargetSettings(
                 vector=_settings(url, "conformance"),
-                storage=_settings(url, "conformance"),
+                storage=_settings(url, "conformance", **({"layout": "mastra"} if mastra else {})),
                 options={"dimension": DIMENSION},
             )
         finally:
@@ -76,7 +81,8 @@ def _unique_schema() -> str:
 
 @hookimpl
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
-    """Register the three pgvector targets: ``pgvector-native``, ``pgvector-url`` and ``pgvector-docker``."""
+    """Register the pgvector targets: ``pgvector-native``, ``pgvector-native-mastra``, ``pgvector-url`` and
+    ``pgvector-docker``."""
     schema = _unique_schema()
     url = url_target(
         "pgvector",
@@ -104,5 +110,6 @@ def register_conformance_targets(register: RegisterConformanceTarget) -> None:
         options={"dimension": DIMENSION},
     )
     register(native_target())
+    register(native_target("mastra"))
     register(url_with_storage)
     register(docker)
