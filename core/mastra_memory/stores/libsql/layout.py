@@ -17,8 +17,9 @@ from datetime import datetime
 from typing import Final
 
 from ...timestamps import canonical_timestamp
+from ..sqlite.tables import TableLayout
 
-__all__ = ["MESSAGE_SELECT", "RESOURCE_SELECT", "SCHEMA", "THREAD_SELECT", "iso"]
+__all__ = ["MASTRA_LAYOUT", "SCHEMA", "iso"]
 
 SCHEMA: Final = (
     'CREATE TABLE IF NOT EXISTS mastra_threads (\n  "id" TEXT NOT NULL PRIMARY KEY,\n'
@@ -35,19 +36,25 @@ SCHEMA: Final = (
     'ON mastra_messages (thread_id, "resourceId", "createdAt")',
 )
 
-# Columns read in the order of the records' fields (mastra_memory.storage.codec's *_COLUMNS), JSONB
-# metadata decoded to JSON text by the engine.
-THREAD_SELECT: Final = (
-    'SELECT id, "resourceId", title, json(metadata), "createdAt", "updatedAt" FROM mastra_threads'
-)
-MESSAGE_SELECT: Final = (
-    'SELECT id, thread_id, "resourceId", role, type, content, "createdAt" FROM mastra_messages'
-)
-RESOURCE_SELECT: Final = (
-    'SELECT id, "workingMemory", json(metadata), "createdAt", "updatedAt" FROM mastra_resources'
-)
-
 
 def iso(value: datetime) -> str:
     """A timestamp as Mastra stores it: ``2026-01-02T03:04:05.678Z`` (``Date.toISOString()``)."""
     return canonical_timestamp(value)
+
+
+#: The statements over these tables (:mod:`..sqlite.tables`): Mastra's camelCase columns, ISO text
+#: timestamps, JSONB metadata written with ``jsonb(?)`` and read back as JSON text with ``json(...)``.
+#: The template applies a §4.6 metadata filter itself (no SQL narrowing over JSONB).
+MASTRA_LAYOUT: Final = TableLayout(
+    name="mastra",
+    schema=SCHEMA,
+    timestamp=iso,
+    renamed={
+        "resource_id": '"resourceId"',
+        "created_at": '"createdAt"',
+        "updated_at": '"updatedAt"',
+        "working_memory": '"workingMemory"',
+    },
+    metadata_in="jsonb(?)",
+    metadata_out="json(metadata)",
+)

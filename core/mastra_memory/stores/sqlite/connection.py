@@ -2,7 +2,8 @@
 
 Every call runs on the same dedicated thread, so calls are serialised (safe for concurrent tasks) and
 the event loop never blocks on disk. ``transaction`` wraps a callable in BEGIN IMMEDIATE ... COMMIT,
-rolling back on any exception, so a failed write leaves the file as it was.
+rolling back on any exception, so a failed write leaves the file as it was. :class:`WorkerConnection`
+is that machinery for any DB-API driver; the ``libsql`` store's connection is one too.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 MEMORY = ":memory:"
 #: Milliseconds a statement waits for another connection's lock.
@@ -32,38 +34,40 @@ def sqlite_path(url_or_path: str | Path) -> str:
     return text or MEMORY
 
 
-class SQLiteConnection:
-    """An SQLite connection owned by one worker thread. Open lazily; close with :meth:`close`."""
+class WorkerConnection(Generic[C]):
+    """A database connection owned by one worker thread. Opens lazily (:meth:`_open`); close with
+    :meth:`close`. ``SQLiteConnection`` and the ``libsql`` store's connection differ only in how they open."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = sqlite_path(path)
+    #: The worker thread's name prefix.
+    thread_name: ClassVar[str]
+
+    def __init__(self, path: str) -> None:
+        self.path = path
         self._executor: ThreadPoolExecutor | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._conn: C | None = None
 
-    def _connection(self) -> sqlite3.Connection:
+    def _open(self) -> C:
+        """A new connection to :attr:`path` (its parent directory exists), pragmas set."""
+        raise NotImplementedError
+
+    def _connection(self) -> C:
         if self._conn is None:
             if self.path != MEMORY:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if self.path != MEMORY:
-                _enable_wal(conn)
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            self._conn = conn
+            self._conn = self._open()
         return self._conn
 
-    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def run(self, fn: Callable[[C], T]) -> T:
         """Run ``fn(connection)`` on the worker thread (autocommit mode; use for reads)."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mastra-memory-sqlite")
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self.thread_name)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(self._connection()))
 
-    async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def transaction(self, fn: Callable[[C], T]) -> T:
         """Run ``fn(connection)`` inside one write transaction; any exception rolls everything back."""
 
-        def wrapped(conn: sqlite3.Connection) -> T:
+        def wrapped(conn: Any) -> T:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
@@ -79,9 +83,9 @@ class SQLiteConnection:
         """Close the connection and stop the worker thread. Safe to call twice."""
         if self._executor is None:
             return
-        conn = self._conn
+        conn: Any = self._conn
 
-        def _close(_: sqlite3.Connection | None = None) -> None:
+        def _close() -> None:
             if conn is not None:
                 conn.close()
 
@@ -90,6 +94,24 @@ class SQLiteConnection:
         self._executor.shutdown(wait=True)
         self._executor = None
         self._conn = None
+
+
+class SQLiteConnection(WorkerConnection[sqlite3.Connection]):
+    """An SQLite connection owned by one worker thread. Open lazily; close with :meth:`close`."""
+
+    thread_name = "mastra-memory-sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(sqlite_path(path))
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if self.path != MEMORY:
+            _enable_wal(conn)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
