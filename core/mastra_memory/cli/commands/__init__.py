@@ -1,4 +1,5 @@
-"""The memory commands of ``mastra-memory``: ``demo``, ``ingest``, ``recall``, ``threads`` and ``reindex``.
+"""The memory commands of ``mastra-memory``: ``demo``, ``ingest``, ``recall``, ``threads``, ``reindex`` and
+``migrate``.
 
 One module per command (``threads`` and ``reindex``, both over the stored threads, share one), and
 :func:`register`, which adds them to the typer app. By default a command works on one SQLite file that
@@ -14,12 +15,14 @@ import typer
 from ..common import Command
 from .demo import demo_command
 from .ingest import ingest_command
+from .migrate import migrate_command
 from .recall import recall_command
 from .threads import reindex_command, threads_command
 
 __all__ = [
     "demo_command",
     "ingest_command",
+    "migrate_command",
     "recall_command",
     "register",
     "reindex_command",
@@ -28,9 +31,10 @@ __all__ = [
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``demo``, ``ingest``, ``recall``, ``threads`` and ``reindex`` to ``app``."""
+    """Add ``demo``, ``ingest``, ``recall``, ``threads``, ``reindex`` and ``migrate`` to ``app``."""
     app.command("demo", cls=Command)(demo_command)
     app.command("ingest", cls=Command)(ingest_command)
     app.command("recall", cls=Command)(recall_command)
     app.command("threads", cls=Command)(threads_command)
     app.command("reindex", cls=Command)(reindex_command)
+    app.command("migrate", cls=Command)(migrate_command)
