@@ -18,7 +18,7 @@ import math
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..embedders.base import Embedder, EmbedderSpec
 from ..errors import (
@@ -58,14 +58,23 @@ from .recall.algorithm import (
     recall_messages,
     thread_recall_request,
 )
-from .recall.search import MessageSearchResult, resource_search_filter, search_resource_messages
+from .recall.search import (
+    MessageSearchResult,
+    SemanticSearchOptions,
+    resource_search_filter,
+    search_resource_messages,
+)
 from .results import RecallHit, RecallResult, ReindexResult, SaveResult, SkippedMessage, usage
 from .retention import PruneBounds, PruneResult, StopSignal, check_bound, parse_retention
 from .retention import prune as prune_tables
 from .stored_messages import messages_to_store
-from .threads import CloneThreadResult, CopyThreadResult, clone_thread, move_thread
+from .threads import CloneThreadOptions, CloneThreadResult, CopyThreadResult, clone_thread, move_thread
 from .titles import TitleGenerator
 from .working_memory_store import WorkingMemoryStore
+
+if TYPE_CHECKING:
+    # Unpack is typing's from Python 3.12; typing_extensions (pydantic's) gives it to the checker on 3.11.
+    from typing_extensions import Unpack
 
 
 class Memory:
@@ -734,15 +743,7 @@ class Memory:
         )
 
     async def search_messages(
-        self,
-        query: str,
-        *,
-        resource_id: str,
-        thread_id: str | None = None,
-        filter: Mapping[str, Any] | None = None,
-        top_k: int = 10,
-        threshold: float | None = None,
-        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+        self, query: str, **options: Unpack[SemanticSearchOptions]
     ) -> MessageSearchResult:
         """Deprecated alias of :meth:`semantic_search_messages` (one release; a ``DeprecationWarning`` each
         call). The name is Mastra's ``searchMessages``, a search of observation groups, which it becomes
@@ -753,44 +754,16 @@ class Memory:
             DeprecationWarning,
             stacklevel=2,
         )
-        return await self.semantic_search_messages(
-            query,
-            resource_id=resource_id,
-            thread_id=thread_id,
-            filter=filter,
-            top_k=top_k,
-            threshold=threshold,
-            thread_config=thread_config,
-        )
+        return await self.semantic_search_messages(query, **options)
 
     # --- copies and clone lineage, context, raw writes, retention (docs/spec.md §5.11) ----------
 
     async def copy_thread(
-        self,
-        source_thread_id: str,
-        *,
-        new_thread_id: str | None = None,
-        resource_id: str | None = None,
-        title: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        message_limit: int | None = None,
-        message_filter: CloneMessageFilterInput | None = None,
-        source_resource_id: str | None = None,
-        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+        self, source_thread_id: str, **options: Unpack[CloneThreadOptions]
     ) -> CopyThreadResult:
         """:meth:`clone_thread` without the copied messages in the result (Mastra's ``copyThread``): the
         same arguments, checks and indexing; returns ``thread``, ``message_id_map`` and ``skipped``."""
-        done = await self.clone_thread(
-            source_thread_id,
-            new_thread_id=new_thread_id,
-            resource_id=resource_id,
-            title=title,
-            metadata=metadata,
-            message_limit=message_limit,
-            message_filter=message_filter,
-            source_resource_id=source_resource_id,
-            thread_config=thread_config,
-        )
+        done = await self.clone_thread(source_thread_id, **options)
         return CopyThreadResult(thread=done.thread, message_id_map=done.message_id_map, skipped=done.skipped)
 
     def get_clone_metadata(self, thread: Thread | None) -> CloneMetadata | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -20,9 +20,12 @@ from .index.indexer import MessageIndexer
 from .index.reindex import reindex_messages
 from .results import SkippedMessage
 
+if TYPE_CHECKING:
+    from .config import MemoryConfig
+
 logger = logging.getLogger("mastra_memory.indexing")
 
-__all__ = ["CloneThreadResult", "CopyThreadResult", "clone_thread", "move_thread"]
+__all__ = ["CloneThreadOptions", "CloneThreadResult", "CopyThreadResult", "clone_thread", "move_thread"]
 
 
 class CloneThreadResult(CloneResult):
@@ -35,6 +38,19 @@ class CloneThreadResult(CloneResult):
     def cloned_messages(self) -> list[Any]:
         """Mastra's name for :attr:`messages`."""
         return list(self.messages)
+
+
+class CloneThreadOptions(TypedDict, total=False):
+    """The keyword arguments of ``Memory.clone_thread``, which ``Memory.copy_thread`` takes as they are."""
+
+    new_thread_id: str | None
+    resource_id: str | None
+    title: str | None
+    metadata: Mapping[str, Any] | None
+    message_limit: int | None
+    message_filter: CloneMessageFilterInput | None
+    source_resource_id: str | None
+    thread_config: MemoryConfig | Mapping[str, Any] | None
 
 
 class CopyThreadResult(BaseModel):

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -24,7 +24,7 @@ from ...messages import MastraDBMessage
 from ...metadata_limits import is_unicode
 from ...storage import MemoryStorage
 from ...vector import QueryResult
-from ..config import Scope, SemanticRecallConfig
+from ..config import MemoryConfig, Scope, SemanticRecallConfig
 from ..index.chunking import chunk_text
 from ..index.indexer import MessageIndexer
 from ..results import Usage, usage
@@ -170,6 +170,18 @@ class MessageSearchResult(_Model):
     def messages(self) -> list[MastraDBMessage]:
         """The messages of :attr:`hits`, best first."""
         return [h.message for h in self.hits]
+
+
+class SemanticSearchOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Memory.semantic_search_messages`, which its deprecated alias
+    ``search_messages`` takes as they are."""
+
+    resource_id: Required[str]
+    thread_id: str | None
+    filter: Mapping[str, Any] | None
+    top_k: int
+    threshold: float | None
+    thread_config: MemoryConfig | Mapping[str, Any] | None
 
 
 def resource_search_filter(

@@ -10,11 +10,13 @@ file Mastra wrote changes nothing in its header.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib.util
+from typing import Any, Literal
 
+from ...errors import ConfigError
 from ..sqlite.connection import MEMORY, WorkerConnection
 
-__all__ = ["BUSY_TIMEOUT_MS", "MEMORY", "LibSQLConnection"]
+__all__ = ["BUSY_TIMEOUT_MS", "MEMORY", "LibSQLConnection", "require_libsql"]
 
 #: Milliseconds a statement waits for another connection's lock (Mastra waits 5,000).
 BUSY_TIMEOUT_MS = 10_000
@@ -33,3 +35,15 @@ class LibSQLConnection(WorkerConnection[Any]):
         if self.path != MEMORY:
             conn.execute("PRAGMA journal_mode = WAL")
         return conn
+
+
+def require_libsql(domain: Literal["STORAGE", "VECTOR"], needs: str) -> None:
+    """Raise ``ConfigError`` (``MASTRA_<DOMAIN>_LIBSQL_MISSING_EXTRA``) when the libsql driver is not
+    installed; ``needs`` says what of the libSQL engine Mastra's file uses that plain SQLite lacks."""
+    if importlib.util.find_spec("libsql") is None:
+        raise ConfigError(
+            f"the libsql store needs the libSQL engine ({needs}, which Mastra's file uses): "
+            "pip install 'mastra-memory[libsql]'",
+            id=f"MASTRA_{domain}_LIBSQL_MISSING_EXTRA",
+            domain=domain,
+        )

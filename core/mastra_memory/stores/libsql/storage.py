@@ -12,12 +12,9 @@ project's embedded SQLite layout with ``StorageLayoutError``, changing nothing.
 
 from __future__ import annotations
 
-import importlib.util
-
-from ...errors import ConfigError
 from ..sqlite.tables import SQLiteTablesStorage
 from .capabilities import LIBSQL_STORAGE_CAPABILITIES
-from .connection import LibSQLConnection
+from .connection import LibSQLConnection, require_libsql
 from .layout import MASTRA_LAYOUT
 from .settings import DEFAULT_URL, LibSQLSettings
 
@@ -45,13 +42,7 @@ class LibSQLStorage(SQLiteTablesStorage):
     schema_in_transaction = True
 
     def __init__(self, url: str | LibSQLSettings = DEFAULT_URL) -> None:
-        if importlib.util.find_spec("libsql") is None:
-            raise ConfigError(
-                "the libsql store needs the libSQL engine (JSONB, which Mastra's file uses): "
-                "pip install 'mastra-memory[libsql]'",
-                id="MASTRA_STORAGE_LIBSQL_MISSING_EXTRA",
-                domain="STORAGE",
-            )
+        require_libsql("STORAGE", "JSONB")
         settings = url if isinstance(url, LibSQLSettings) else LibSQLSettings(url=url)
         super().__init__(LibSQLConnection(settings.path))
         self.settings = settings
