@@ -1,7 +1,8 @@
 """A pytest plugin that gives the conformance kit a ``libsql`` target: the core's LibSQL store on a new file
-in Mastra's layout, storage only (docs/spec.md §4.7). The core never imports the kit and the kit's own
-built-in targets (``sqlite_targets.py``) are the kit's, so the target registers at run time, on the kit's
-target manager, when pytest loads this module (``-p libsql_kit_target``; test_libsql_conformance.py)."""
+in Mastra's layout, its storage and its vector store on the same file (docs/spec.md §4.7). The core never
+imports the kit and the kit's own built-in targets (``sqlite_targets.py``) are the kit's, so the target
+registers at run time, on the kit's target manager, when pytest loads this module
+(``-p libsql_kit_target``; test_libsql_conformance.py)."""
 
 from __future__ import annotations
 
@@ -17,18 +18,19 @@ from mastra_memory_conformance.targets import ConformanceTarget, RegisterConform
 
 @contextmanager
 def _provision(tmp: Path) -> Iterator[TargetSettings]:
-    yield TargetSettings(vector={}, storage={"url": str(tmp / "local.db")})
+    url = str(tmp / "local.db")
+    yield TargetSettings(vector={"url": url}, storage={"url": url})
 
 
 def libsql_target() -> ConformanceTarget:
-    """``libsql``: the storage of the LibSQL store on a temporary file; it has no vector store."""
+    """``libsql``: the LibSQL store's storage and vector store on one temporary file."""
     return ConformanceTarget(
         name="libsql",
         adapter="libsql",
         kind="embedded",
         provision=_provision,
-        description="Mastra's LibSQL layout on a temporary file (storage only)",
-        has_vector=False,
+        description="Mastra's LibSQL layout on a temporary file (memory tables and per-index vector tables)",
+        has_vector=True,
         has_storage=True,
     )
 

@@ -13,8 +13,13 @@ from pydantic import ValidationError as PydanticValidationError
 
 from mastra_memory.errors import ConfigError
 from mastra_memory.memory import Memory
-from mastra_memory.plugins import ENV_DISABLE, create_storage, reset_plugin_manager
-from mastra_memory.stores.libsql import LIBSQL_STORAGE_CAPABILITIES, LibSQLSettings, LibSQLStorage
+from mastra_memory.plugins import ENV_DISABLE, create_storage, create_vector, reset_plugin_manager
+from mastra_memory.stores.libsql import (
+    LIBSQL_STORAGE_CAPABILITIES,
+    LibSQLSettings,
+    LibSQLStorage,
+    LibSQLVector,
+)
 from mastra_memory.stores.libsql.settings import libsql_path
 from mastra_memory.stores.sqlite.layout import StorageLayoutError, file_layout
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
@@ -45,7 +50,9 @@ def test_remote_servers_are_refused(url: str) -> None:
         LibSQLSettings(url=url)
 
 
-def test_the_plugin_provides_the_storage_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plugin_provides_the_storage_and_the_vector_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The store registers through the core distribution's entry point `libsql` (tests/conftest.py
     # disables entry points for the other tests).
     monkeypatch.setenv(ENV_DISABLE, "0")
@@ -55,8 +62,13 @@ def test_the_plugin_provides_the_storage_only(tmp_path: Path, monkeypatch: pytes
         assert isinstance(storage, LibSQLStorage)
         assert storage.path == f"{tmp_path}/local.db"
         assert storage.capabilities == LIBSQL_STORAGE_CAPABILITIES
-        with pytest.raises(ConfigError, match="vector"):
-            Memory(storage=f"libsql:///{tmp_path}/local.db", options={"semantic_recall": True})
+        vector = create_vector(f"libsql:///{tmp_path}/local.db")
+        assert isinstance(vector, LibSQLVector)
+        assert vector.url == storage.url
+        # Semantic recall on libsql:///path needs no vector=: the same file's vector store comes with it.
+        memory = Memory(storage=f"libsql:///{tmp_path}/local.db", options={"semantic_recall": True})
+        assert isinstance(memory.vector, LibSQLVector)
+        assert memory.vector.url == storage.url
     finally:
         monkeypatch.undo()
         reset_plugin_manager()
