@@ -2,7 +2,8 @@
 
 Every field can also come from the environment with the prefix ``MASTRA_MEMORY_MONGODB_``
 (``MASTRA_MEMORY_MONGODB_URL``, or ``..._URI`` when that is unset, ``MASTRA_MEMORY_MONGODB_DB_NAME``,
-``MASTRA_MEMORY_MONGODB_SEARCH_MODE``, ...); explicit arguments win. Mastra's names are accepted too:
+``MASTRA_MEMORY_MONGODB_SEARCH_MODE``, ``MASTRA_MEMORY_MONGODB_LAYOUT``, ...); explicit arguments win.
+Mastra's names are accepted too:
 ``uri`` and ``connectionString`` for ``url``, ``dbName`` for ``db_name``, and camelCase spellings of every
 field (``collectionPrefix``, ``maxPoolSize``, ``serverSelectionTimeoutMS``, ``timeoutMS``, ``searchMode``,
 ``filterFields``, ...).
@@ -22,7 +23,7 @@ from mastra_memory.plugins.settings import StoreSettings
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
-__all__ = ["ENV_PREFIX", "Dialect", "MongoDBSettings", "SearchMode"]
+__all__ = ["ENV_PREFIX", "Dialect", "MongoDBSettings", "SearchMode", "StorageLayout"]
 
 ENV_PREFIX: Final = "MASTRA_MEMORY_MONGODB_"
 
@@ -35,6 +36,10 @@ Dialect = Literal["mongodb", "ferretdb"]
 """Which server speaks the wire protocol. ``ferretdb`` (FerretDB v1) lacks ``$expr`` and answers
 ``$elemMatch`` over documents wrongly, so the adapter evaluates those parts of a filter itself (see
 :mod:`.capabilities`). The store refuses to run with ``mongodb`` against a FerretDB server."""
+
+StorageLayout = Literal["mastra-memory", "mastra"]
+"""The documents the memory storage works on (docs/spec.md §4.7): this project's own, or
+``@mastra/mongodb``'s (to share one database with a Mastra app)."""
 
 #: Mastra's and pymongo's names; the camelCase spelling of every field (``dbName``) is accepted as well.
 _SPELLINGS: Final = {
@@ -81,6 +86,11 @@ class MongoDBSettings(StoreSettings):
             ``resource_id``; a ``$vectorSearch`` pre-filters only on indexed fields.
         search_index_timeout: seconds to wait for an Atlas search index to become queryable.
         app_name: shown in the server's logs and ``currentOp``.
+        layout: the collections the memory storage works on (docs/spec.md §4.7): ``"mastra-memory"``
+            (this project's own, the default) or ``"mastra"`` (``@mastra/mongodb``'s collections and
+            documents, to share one database with a Mastra app; then ``collection_prefix`` must stay
+            ``mastra_``, the names Mastra uses). A database holding the other layout is refused with
+            ``StorageLayoutError``. The vector store does not use it.
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True)
@@ -102,6 +112,7 @@ class MongoDBSettings(StoreSettings):
     filter_fields: tuple[str, ...] = ()
     search_index_timeout: float = Field(default=300.0, gt=0)
     app_name: str = "mastra-memory"
+    layout: StorageLayout = "mastra-memory"
 
     @field_validator("url")
     @classmethod
@@ -131,6 +142,12 @@ class MongoDBSettings(StoreSettings):
         if self.url is None:
             raise ValueError(
                 "no MongoDB connection string: pass url= (or uri=), or set MASTRA_MEMORY_MONGODB_URL"
+            )
+        if self.layout == "mastra" and self.collection_prefix != "mastra_":
+            # Mastra's MongoDBStore has fixed collection names; another prefix would share nothing.
+            raise ValueError(
+                "layout='mastra' works on Mastra's own collections (mastra_threads, mastra_messages, "
+                f"mastra_resources): leave collection_prefix at 'mastra_' (got {self.collection_prefix!r})"
             )
         if self.min_pool_size > self.max_pool_size:
             raise ValueError("min_pool_size must not exceed max_pool_size")

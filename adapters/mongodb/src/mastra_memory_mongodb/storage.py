@@ -4,14 +4,20 @@ This module holds only queries; the contract itself (validation, merging, bumps,
 windows, paging rules) is the :class:`~mastra_memory.storage.MemoryStorage` template.
 
 Layout: collections ``<prefix>threads``, ``<prefix>messages`` and ``<prefix>resources``, one document per
-record with the id as ``_id``. Message content and every metadata dict are JSON *text*, so storage never
-rewrites what it is given (BSON field names cannot hold ``.``-, ``$``- or NUL-keys; text can). Timestamps
-are BSON dates (milliseconds, UTC), ids strings, so ``sort([("created_at", 1), ("_id", 1)])`` is the
-spec's ``(created_at, id)`` order (strings compare by binary UTF-8, which is code-point order).
+record, in one of two document layouts (``settings.layout``, :mod:`.documents`): this project's own
+(described here), or ``@mastra/mongodb``'s (``layout="mastra"``, to share the database with a Mastra app:
+the id in a field ``id``, camelCase fields, metadata as documents, Mastra's indexes). Before it creates
+anything, the storage checks which layout the database holds and refuses the other one with
+``StorageLayoutError`` (docs/spec.md §4.7).
 
-Indexes: messages on ``(thread_id, created_at, _id)`` (pages, and the two cursor queries of each include
-window, docs/spec.md §4.3 step 5) and ``(resource_id, created_at, _id)``; threads on ``(resource_id,
-created_at, _id)`` and ``(resource_id, updated_at, _id)``.
+In this project's layout the id is ``_id``. Message content and every metadata dict are JSON *text*, so
+storage never rewrites what it is given (BSON field names cannot hold ``.``-, ``$``- or NUL-keys; text
+can). Timestamps are BSON dates (milliseconds, UTC), ids strings, so ``sort([("created_at", 1), ("_id",
+1)])`` is the spec's ``(created_at, id)`` order (strings compare by binary UTF-8, which is code-point order).
+
+Indexes (this project's layout): messages on ``(thread_id, created_at, _id)`` (pages, and the two cursor
+queries of each include window, docs/spec.md §4.3 step 5) and ``(resource_id, created_at, _id)``; threads
+on ``(resource_id, created_at, _id)`` and ``(resource_id, updated_at, _id)``.
 
 Atomicity (docs/spec.md §4.5). On a replica set or sharded cluster every write is one multi-document
 transaction (``session.with_transaction``, retried on transient errors when the work is idempotent; a
@@ -29,7 +35,6 @@ the writes made so far.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,12 +48,13 @@ from mastra_memory.storage import BackendErrors, MemoryStorage, codec
 from mastra_memory.storage.hooks import Candidate, Side, Work
 from mastra_memory.storage.records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
 from mastra_memory.timestamps import utc_now
-from pymongo import ASCENDING, DESCENDING, ReplaceOne
+from pymongo import ASCENDING, DESCENDING, ReplaceOne, UpdateOne
 from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from .connection import Connection, is_transient
+from .documents import LAYOUTS, DocumentLayout, check_database
 from .settings import MongoDBSettings
 
 __all__ = ["MongoDBStorage"]
@@ -58,56 +64,6 @@ Document = dict[str, Any]
 
 STORE: Final = "MONGODB"
 _TEXT_LIMIT: Final = "cannot contain unpaired surrogates (BSON strings are UTF-8)"
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-def _thread(doc: Document) -> Thread:
-    return Thread(
-        id=doc["_id"],
-        resource_id=doc["resource_id"],
-        title=doc.get("title", ""),
-        metadata=_loads(doc.get("metadata")),
-        created_at=doc["created_at"],
-        updated_at=doc["updated_at"],
-    )
-
-
-def _message(doc: Document) -> MastraDBMessage:
-    return codec.message_from_row(
-        (
-            doc["_id"],
-            doc["thread_id"],
-            doc.get("resource_id"),
-            doc["role"],
-            doc["type"],
-            doc["content"],
-            doc["created_at"],
-        )
-    )
-
-
-def _resource(doc: Document) -> Resource:
-    return Resource(
-        id=doc["_id"],
-        working_memory=doc.get("working_memory"),
-        metadata=_loads(doc.get("metadata")),
-        created_at=doc["created_at"],
-        updated_at=doc["updated_at"],
-    )
-
-
-def _document(record: Thread | Resource, kind: str, **fields: Any) -> Document:
-    """The stored document of a thread or resource: its own ``fields``, then what both kinds store (the
-    metadata as JSON text and the two timestamps)."""
-    return {
-        **fields,
-        "metadata": codec.json_text_or_none(record.metadata, f"metadata of {kind} {record.id}"),
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-    }
 
 
 def _in(ids: Sequence[str]) -> Any:
@@ -143,6 +99,7 @@ class MongoDBStorage(MemoryStorage):
     def __init__(self, settings: MongoDBSettings | str | None = None) -> None:
         self.settings = MongoDBSettings.given(settings)
         self._conn = Connection(self.settings)
+        self._layout: DocumentLayout = LAYOUTS[self.settings.layout]
         self._ready = False
 
     # -- plumbing
@@ -150,24 +107,25 @@ class MongoDBStorage(MemoryStorage):
     async def _collections(self, session: AsyncClientSession | None) -> _Tx:
         db = await self._conn.database()
         prefix = self.settings.collection_prefix
+        # In Mastra's database the lock documents get a collection under this project's name, which
+        # Mastra never reads (they exist only while a write holds them).
+        locks = "mastra_memory_locks" if self._layout.name == "mastra" else f"{prefix}locks"
         tx = _Tx(
             db[f"{prefix}threads"],
             db[f"{prefix}messages"],
             db[f"{prefix}resources"],
-            db[f"{prefix}locks"],
+            db[locks],
             session,
         )
         if not self._ready:
-            await tx.messages.create_index(
-                [("thread_id", ASCENDING), ("created_at", ASCENDING), ("_id", ASCENDING)]
-            )
-            await tx.messages.create_index(
-                [("resource_id", ASCENDING), ("created_at", ASCENDING), ("_id", ASCENDING)]
-            )
-            for field in ("created_at", "updated_at"):
-                await tx.threads.create_index(
-                    [("resource_id", ASCENDING), (field, ASCENDING), ("_id", ASCENDING)]
-                )
+            # Read-only, before anything is created: the other layout's collections are refused unchanged.
+            await check_database(db, prefix, self._layout.name, self._conn.where)
+            collections = {"threads": tx.threads, "messages": tx.messages, "resources": tx.resources}
+            for suffix, keys, unique in self._layout.indexes:
+                if unique:
+                    await collections[suffix].create_index(list(keys), unique=True)
+                else:
+                    await collections[suffix].create_index(list(keys))
             self._ready = True
         return tx
 
@@ -260,20 +218,30 @@ class MongoDBStorage(MemoryStorage):
         if lock:
             for thread_id in sorted(ids):  # one lock order for every writer
                 await self._lock(tx, f"thread:{thread_id}")
-        cursor = tx.threads.find({"_id": _in(ids)}, session=tx.session)
-        return {doc["_id"]: _thread(doc) async for doc in cursor}
+        layout = self._layout
+        cursor = tx.threads.find({layout.key: _in(ids)}, session=tx.session)
+        return {doc[layout.key]: layout.thread(doc) async for doc in cursor}
+
+    async def _upsert(self, collection: AsyncCollection[Document], tx: _Tx, document: Document) -> None:
+        """Write one record by id: replaced whole in this project's layout; in Mastra's, its fields set on
+        the document Mastra made (which keeps its ``_id`` and any field Mastra adds)."""
+        key = self._layout.key
+        if key == "_id":
+            await collection.replace_one({key: document[key]}, document, upsert=True, session=tx.session)
+        else:
+            await collection.update_one(
+                {key: document[key]}, {"$set": document}, upsert=True, session=tx.session
+            )
 
     async def _write_thread(self, tx: _Tx, thread: Thread) -> None:
-        document = _document(thread, "thread", resource_id=thread.resource_id, title=thread.title)
-        await tx.threads.replace_one({"_id": thread.id}, document, upsert=True, session=tx.session)
+        await self._upsert(tx.threads, tx, self._layout.thread_document(thread))
 
     async def _delete_thread(self, tx: _Tx, thread_id: str) -> None:
         await tx.messages.delete_many({"thread_id": thread_id}, session=tx.session)
-        await tx.threads.delete_one({"_id": thread_id}, session=tx.session)
+        await tx.threads.delete_one({self._layout.key: thread_id}, session=tx.session)
 
-    @staticmethod
-    def _thread_where(q: ListThreadsQuery) -> Document:
-        return {} if q.resource_id is None else {"resource_id": q.resource_id}
+    def _thread_where(self, q: ListThreadsQuery) -> Document:
+        return {} if q.resource_id is None else {self._layout.resource_id: q.resource_id}
 
     async def _count_threads(self, tx: _Tx, query: ListThreadsQuery) -> int:
         return await tx.threads.count_documents(self._thread_where(query), session=tx.session)
@@ -282,16 +250,18 @@ class MongoDBStorage(MemoryStorage):
         self, tx: _Tx, query: ListThreadsQuery, offset: int, limit: int | None
     ) -> list[Thread]:
         direction = ASCENDING if query.order.direction == "ASC" else DESCENDING
+        layout = self._layout
+        field = layout.created_at if query.order.field == "created_at" else layout.updated_at
         cursor = (
             tx.threads.find(self._thread_where(query), session=tx.session)
-            .sort([(query.order.field, direction), ("_id", direction)])
+            .sort([(field, direction), (layout.key, direction)])
             .skip(offset)
         )
         if limit is not None:
             if limit == 0:
                 return []
             cursor = cursor.limit(limit)
-        return [_thread(doc) async for doc in cursor]
+        return [layout.thread(doc) async for doc in cursor]
 
     # -- messages: reads
 
@@ -302,17 +272,24 @@ class MongoDBStorage(MemoryStorage):
             threads = self._existing(q.thread_ids)
             where["thread_id"] = _in(threads) if threads else {"$in": []}
         if q.resource_id is not None:
-            where["resource_id"] = q.resource_id
+            where[self._layout.resource_id] = q.resource_id
         bounds: Document = {}
         for comparison, stamp in q.created_at_bounds:
             bounds[{">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte"}[comparison]] = stamp
         if bounds:
-            where["created_at"] = bounds
+            where[self._layout.created_at] = bounds
         return where
 
     def _order(self, q: ListMessagesQuery) -> list[tuple[str, int]]:
-        direction = ASCENDING if q.order.direction == "ASC" else DESCENDING
-        return [("created_at", direction), ("_id", direction)]
+        return self._sort(ASCENDING if q.order.direction == "ASC" else DESCENDING)
+
+    def _sort(self, direction: int) -> list[tuple[str, int]]:
+        """The spec's ``(created_at, id)`` order (docs/spec.md §4.3); ids compare as UTF-8 bytes, which is
+        code-point order."""
+        return [(self._layout.created_at, direction), (self._layout.key, direction)]
+
+    def _message(self, doc: Document) -> MastraDBMessage:
+        return codec.message_from_row(self._layout.message_row(doc))
 
     async def _count_messages(self, tx: _Tx, query: ListMessagesQuery) -> int:
         return await tx.messages.count_documents(self._base_where(query), session=tx.session)
@@ -329,14 +306,27 @@ class MongoDBStorage(MemoryStorage):
         )
         if limit is not None:
             cursor = cursor.limit(limit)
-        return [_message(doc) async for doc in cursor]
+        return [self._message(doc) async for doc in cursor]
 
     async def _metadata_candidates(self, tx: _Tx, query: ListMessagesQuery) -> list[Candidate]:
-        # The metadata field holds content.metadata alone, so candidates never load whole messages.
+        layout = self._layout
+        if layout.message_metadata_field:
+            # The metadata field holds content.metadata alone, so candidates never load whole messages.
+            cursor = tx.messages.find(
+                self._base_where(query), {"_id": 1, "metadata": 1}, session=tx.session
+            ).sort(self._order(query))
+            return [(doc["_id"], layout.loads(doc.get("metadata"))) async for doc in cursor]
+        # Mastra's messages keep their metadata inside the content only.
         cursor = tx.messages.find(
-            self._base_where(query), {"_id": 1, "metadata": 1}, session=tx.session
+            self._base_where(query), {layout.key: 1, "content": 1}, session=tx.session
         ).sort(self._order(query))
-        return [(doc["_id"], _loads(doc.get("metadata"))) async for doc in cursor]
+        candidates: list[Candidate] = []
+        async for doc in cursor:
+            content = layout.loads(doc["content"])
+            candidates.append(
+                (doc[layout.key], content.get("metadata") if isinstance(content, dict) else None)
+            )
+        return candidates
 
     async def _messages_by_id(
         self, tx: _Tx, message_ids: Sequence[str], *, lock: bool = False
@@ -349,10 +339,10 @@ class MongoDBStorage(MemoryStorage):
             # merge of the same message would be lost (docs/spec.md §4.5), so hold each one's lock.
             for message_id in sorted(ids):  # one lock order for every writer
                 await self._lock(tx, f"message:{message_id}")
-        cursor = tx.messages.find({"_id": _in(ids)}, {"metadata": 0}, session=tx.session).sort(
-            [("created_at", ASCENDING), ("_id", ASCENDING)]
+        cursor = tx.messages.find({self._layout.key: _in(ids)}, {"metadata": 0}, session=tx.session).sort(
+            self._sort(ASCENDING)
         )
-        return [_message(doc) async for doc in cursor]
+        return [self._message(doc) async for doc in cursor]
 
     async def _neighbours(
         self, tx: _Tx, anchor: MastraDBMessage, side: Side, limit: int, resource_id: str | None
@@ -360,56 +350,60 @@ class MongoDBStorage(MemoryStorage):
         before = side == "before"
         comparison = "$lt" if before else "$gt"
         direction = DESCENDING if before else ASCENDING
+        created, key = self._layout.created_at, self._layout.key
         where: Document = {
             "thread_id": anchor.thread_id,
             "$or": [
-                {"created_at": {comparison: anchor.created_at}},
-                {"created_at": anchor.created_at, "_id": {comparison: anchor.id}},
+                {created: {comparison: anchor.created_at}},
+                {created: anchor.created_at, key: {comparison: anchor.id}},
             ],
         }
         if resource_id is not None:
-            where["resource_id"] = resource_id
-        # One cursor query on the (thread_id, created_at, _id) index.
+            where[self._layout.resource_id] = resource_id
+        # One cursor query on the (thread_id, created_at[, id]) index.
         cursor = (
             tx.messages.find(where, {"metadata": 0}, session=tx.session)
-            .sort([("created_at", direction), ("_id", direction)])
+            .sort(self._sort(direction))
             .limit(limit)
         )
-        return [_message(doc) async for doc in cursor]
+        return [self._message(doc) async for doc in cursor]
 
     # -- messages: writes
 
     async def _write_messages(self, tx: _Tx, messages: Sequence[tuple[MastraDBMessage, Any]]) -> None:
         if not messages:
             return
-        requests = []
+        layout = self._layout
+        requests: list[ReplaceOne[Document] | UpdateOne] = []
         for message, content in messages:
-            metadata = message.content.metadata
-            requests.append(
-                ReplaceOne(
-                    {"_id": message.id},
-                    {
-                        "thread_id": message.thread_id,
-                        "resource_id": message.resource_id,
-                        "role": message.role,
-                        "type": message.type,
-                        "content": content,
-                        "created_at": message.created_at,
-                        "metadata": codec.json_text_or_none(metadata, f"metadata of message {message.id}"),
-                    },
-                    upsert=True,
-                )
-            )
+            document: Document = {
+                layout.key: message.id,
+                "thread_id": message.thread_id,
+                layout.resource_id: message.resource_id,
+                "role": message.role,
+                "type": message.type,
+                "content": content,
+                layout.created_at: message.created_at,
+            }
+            if layout.message_metadata_field:
+                metadata = message.content.metadata
+                document["metadata"] = codec.json_text_or_none(metadata, f"metadata of message {message.id}")
+                requests.append(ReplaceOne({"_id": message.id}, document, upsert=True))
+            else:
+                # Unlike Mastra's saveMessages, a re-save moves createdAt too: save replaces the whole
+                # record here (docs/spec.md §4.5).
+                requests.append(UpdateOne({layout.key: message.id}, {"$set": document}, upsert=True))
         # Ordered: a repeated id keeps the last, and a retry after a failure converges.
         await tx.messages.bulk_write(requests, ordered=True, session=tx.session)
 
     async def _delete_messages(self, tx: _Tx, message_ids: Sequence[str]) -> set[str]:
         ids = list(message_ids)
+        key = self._layout.key
         owners = {
             doc["thread_id"]
-            async for doc in tx.messages.find({"_id": {"$in": ids}}, {"thread_id": 1}, session=tx.session)
+            async for doc in tx.messages.find({key: {"$in": ids}}, {"thread_id": 1}, session=tx.session)
         }
-        await tx.messages.delete_many({"_id": {"$in": ids}}, session=tx.session)
+        await tx.messages.delete_many({key: {"$in": ids}}, session=tx.session)
         return owners
 
     # -- resources
@@ -417,9 +411,8 @@ class MongoDBStorage(MemoryStorage):
     async def _load_resource(self, tx: _Tx, resource_id: str, *, lock: bool = False) -> Resource | None:
         if lock:
             await self._lock(tx, f"resource:{resource_id}")
-        doc = await tx.resources.find_one({"_id": resource_id}, session=tx.session)
-        return None if doc is None else _resource(doc)
+        doc = await tx.resources.find_one({self._layout.key: resource_id}, session=tx.session)
+        return None if doc is None else self._layout.resource(doc)
 
     async def _write_resource(self, tx: _Tx, resource: Resource) -> None:
-        document = _document(resource, "resource", working_memory=resource.working_memory)
-        await tx.resources.replace_one({"_id": resource.id}, document, upsert=True, session=tx.session)
+        await self._upsert(tx.resources, tx, self._layout.resource_document(resource))

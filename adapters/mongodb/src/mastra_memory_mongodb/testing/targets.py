@@ -11,6 +11,8 @@ target                   kind    backend
 ``mongodb-ferretdb``     native  FerretDB v1 over SQLite, built from the Go module proxy by
                                  :mod:`mastra_memory_mongodb.testing.ferretdb` (``dialect="ferretdb"``,
                                  exact search)
+``mongodb-ferretdb-``    native  as ``mongodb-ferretdb``, with the storage in ``@mastra/mongodb``'s
+``mastra``                       document layout (``layout="mastra"``, docs/spec.md §4.7)
 =======================  ======  ==================================================================
 
 Every provisioning uses a database of its own (``conformance_<8 hex>``), vector store and storage alike.
@@ -55,23 +57,30 @@ def _in_fresh_database(url: str, **extra: Any) -> TargetSettings:
     return TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
 
 
-def ferretdb_target() -> ConformanceTarget:
-    """``mongodb-ferretdb``: a fresh FerretDB v1 per provisioning, vector store and storage."""
+def ferretdb_target(layout: str = "mastra-memory") -> ConformanceTarget:
+    """``mongodb-ferretdb``: a fresh FerretDB v1 per provisioning, vector store and storage; with
+    ``layout="mastra"``, ``mongodb-ferretdb-mastra``: the storage in @mastra/mongodb's documents."""
     from .ferretdb import FERRETDB_VERSION
 
+    mastra = layout == "mastra"
+
     @provisioned_target(
-        "mongodb-ferretdb",
+        "mongodb-ferretdb-mastra" if mastra else "mongodb-ferretdb",
         "mongodb",
         "native",
         description=f"FerretDB {FERRETDB_VERSION} (MongoDB wire protocol over SQLite) built from the Go "
-        "module proxy; exact search, dialect ferretdb",
+        "module proxy; exact search, dialect ferretdb"
+        + ("; storage in @mastra/mongodb's document layout" if mastra else ""),
         has_storage=True,
     )
     def target(tmp: Path) -> Iterator[TargetSettings]:
         from .ferretdb import ferretdb_server
 
         with ferretdb_server(tmp) as uri:
-            yield _in_fresh_database(uri, dialect="ferretdb", search_mode="exact")
+            settings = _in_fresh_database(uri, dialect="ferretdb", search_mode="exact")
+            if mastra and settings.storage is not None:
+                settings.storage["layout"] = "mastra"
+            yield settings
 
     return target
 
@@ -105,8 +114,9 @@ def _atlas_local_target() -> ConformanceTarget:
 
 @hookimpl
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
-    """Register the MongoDB targets, most real first: ``mongodb-url``, ``mongodb-atlas-local`` and
-    ``mongodb-ferretdb``."""
+    """Register the MongoDB targets, most real first: ``mongodb-url``, ``mongodb-atlas-local``,
+    ``mongodb-ferretdb`` and ``mongodb-ferretdb-mastra``."""
     register(_url_target)
     register(_atlas_local_target())
     register(ferretdb_target())
+    register(ferretdb_target("mastra"))
