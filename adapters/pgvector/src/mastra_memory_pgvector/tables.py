@@ -301,9 +301,9 @@ async def check_schema(conn: Connection, schema_name: str, expected: Layout, whe
     raise StorageLayoutError(
         f"schema {schema_name!r} at {where} holds {DESCRIPTIONS[found]}, not {DESCRIPTIONS[expected]}; "
         f"nothing was written. Open it with layout={found!r} (PgVectorSettings(layout={found!r}) or "
-        f"MASTRA_MEMORY_PGVECTOR_LAYOUT={found}), or convert it: read every thread, message and resource "
-        "with a storage of that layout and save them with one of this layout into another schema "
-        "(docs/sharing-memory-with-mastra.md, 'Converting').",
+        f"MASTRA_MEMORY_PGVECTOR_LAYOUT={found}), or convert it into another schema with `mastra-memory "
+        f"migrate --from <url> --from-setting layout={found} --to <url> --to-setting layout={expected} "
+        "--to-setting schema_name=<new schema>` (docs/sharing-memory-with-mastra.md, 'Converting').",
         id="MASTRA_STORAGE_PGVECTOR_INIT_WRONG_LAYOUT",
         details={"schema": schema_name, "where": where, "found": found, "expected": expected},
     )

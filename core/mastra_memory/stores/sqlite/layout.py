@@ -38,6 +38,9 @@ LAYOUTS: Final[dict[Layout, str]] = {
 }
 
 #: How to open a file of each layout from Python.
+#: The URL scheme of the store that opens each layout (what `mastra-memory migrate` reads and writes).
+_SCHEME: Final[dict[Layout, str]] = {"mastra-memory": "sqlite:///", "mastra": "libsql:///"}
+
 _OPEN_WITH: Final[dict[Layout, str]] = {
     "mastra-memory": "the embedded default (Memory(storage='sqlite:///<path>') or SQLiteStorage('<path>'))",
     "mastra": "the libsql store (pip install 'mastra-memory[libsql]'; Memory(storage='libsql:///<path>') or "
@@ -102,8 +105,9 @@ def check_layout(path: str, expected: Layout, store: str) -> None:
         return
     raise StorageLayoutError(
         f"{path} holds {LAYOUTS[found]}, not {LAYOUTS[expected]}; nothing was written. Open it with "
-        f"{_OPEN_WITH[found]}, or convert it: read every thread, message and resource with that storage "
-        "and save them with this one into a new file (docs/sharing-memory-with-mastra.md, 'Converting').",
+        f"{_OPEN_WITH[found]}, or convert it into a new file with `mastra-memory migrate --from "
+        f"{_SCHEME[found]}{path} --to {_SCHEME[expected]}<new file>` (docs/sharing-memory-with-mastra.md, "
+        "'Converting').",
         id=f"MASTRA_STORAGE_{store}_INIT_WRONG_LAYOUT",
         details={"path": path, "found": found, "expected": expected},
     )
