@@ -208,3 +208,20 @@ class TokenLimitError(MastraMemoryError):
 
     default_category: Category = "USER"
     default_domain = "MEMORY"
+
+
+class ModelError(MastraMemoryError):
+    """A chat model (docs/spec.md §5.13) failed: rejected the request, failed after retries, timed out, or
+    answered with a body that is not a chat completion."""
+
+    default_category: Category = "THIRD_PARTY"
+    default_domain = "MODEL"
+
+
+class ModelOutputError(ModelError):
+    """The model answered, but not with valid output for the requested JSON schema (docs/spec.md §5.13);
+    ``reply`` holds the reply as received so the caller can log it or retry with another prompt."""
+
+    def __init__(self, message: str, *, reply: Any, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reply = reply

@@ -1,4 +1,5 @@
-"""JSON POSTs to embedding APIs, with retries and error messages that never reveal the API key.
+"""JSON POSTs to embedding APIs (and chat models, :mod:`mastra_memory.models.openai`), with retries and
+error messages that never reveal the API key.
 
 Retried: HTTP 429, any 5xx, and connection-level failures (refused, reset, timed out), up to
 ``max_retries`` times (default 3) with exponential backoff and jitter. A ``Retry-After`` header (seconds
@@ -19,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import ConfigError, EmbeddingError
+from ..errors import ConfigError, EmbeddingError, MastraMemoryError
 
 logger = logging.getLogger("mastra_memory.embedders")
 
@@ -100,12 +101,18 @@ async def post_json(
     model_id: str,
     policy: RetryPolicy,
     secrets: Sequence[str] = (),
+    kind: str = "Embedder",
+    error: type[MastraMemoryError] = EmbeddingError,
 ) -> Any:
     """POST ``body`` as JSON and return the decoded JSON response.
 
+    ``kind`` names the caller in messages and logs and ``error`` is the type raised, so chat models reuse
+    this transport with their own typed error (``ModelError``).
+
     Raises:
-        EmbeddingError: a non-retryable HTTP error, retries exhausted, or a body that is not JSON. The
-            message carries the provider's own error text with every string of ``secrets`` masked.
+        EmbeddingError (or ``error``): a non-retryable HTTP error, retries exhausted, or a body that is
+            not JSON. The message carries the provider's own error text with every string of ``secrets``
+            masked.
     """
     attempts = policy.max_retries + 1
     for attempt in range(attempts):
@@ -114,19 +121,19 @@ async def post_json(
         except httpx.TransportError as exc:
             problem = f"connection failed ({type(exc).__name__}: {_mask(str(exc), secrets) or 'no detail'})"
             if attempt + 1 == attempts:
-                raise _exhausted(model_id, attempts, problem, None) from exc
-            await _wait(model_id, attempt, attempts, problem, None, policy)
+                raise _exhausted(model_id, attempts, problem, None, kind, error) from exc
+            await _wait(model_id, attempt, attempts, problem, None, policy, kind)
             continue
         status = response.status_code
         if status == 429 or status >= 500:
             problem = f"HTTP {status}: {_provider_message(response, secrets)}"
             if attempt + 1 == attempts:
-                raise _exhausted(model_id, attempts, problem, status)
-            await _wait(model_id, attempt, attempts, problem, response.headers, policy)
+                raise _exhausted(model_id, attempts, problem, status, kind, error)
+            await _wait(model_id, attempt, attempts, problem, response.headers, policy, kind)
             continue
         if status >= 400:
-            raise EmbeddingError(
-                f"Embedder {model_id} request was rejected with HTTP {status}: "
+            raise error(
+                f"{kind} {model_id} request was rejected with HTTP {status}: "
                 f"{_provider_message(response, secrets)}{_hint(status)}",
                 category="USER" if status in (400, 401, 403, 404, 422) else "THIRD_PARTY",
                 details={"model_id": model_id, "status": status},
@@ -134,8 +141,8 @@ async def post_json(
         try:
             return response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise EmbeddingError(
-                f"Embedder {model_id} received a response that is not JSON (HTTP {status}, "
+            raise error(
+                f"{kind} {model_id} received a response that is not JSON (HTTP {status}, "
                 f"content-type {response.headers.get('content-type', 'unknown')}); check base_url",
                 details={"model_id": model_id, "status": status},
             ) from None
@@ -149,10 +156,12 @@ async def _wait(
     problem: str,
     headers: Mapping[str, str] | None,
     policy: RetryPolicy,
+    kind: str,
 ) -> None:
     delay = retry_delay(attempt, headers, policy)
     logger.warning(
-        "Embedder %s: %s; retrying in %.2fs (attempt %d of %d)",
+        "%s %s: %s; retrying in %.2fs (attempt %d of %d)",
+        kind,
         model_id,
         problem,
         delay,
@@ -162,9 +171,16 @@ async def _wait(
     await asyncio.sleep(delay)
 
 
-def _exhausted(model_id: str, attempts: int, problem: str, status: int | None) -> EmbeddingError:
-    return EmbeddingError(
-        f"Embedder {model_id} failed after {attempts} attempts, last: {problem}. "
+def _exhausted(
+    model_id: str,
+    attempts: int,
+    problem: str,
+    status: int | None,
+    kind: str,
+    error: type[MastraMemoryError],
+) -> MastraMemoryError:
+    return error(
+        f"{kind} {model_id} failed after {attempts} attempts, last: {problem}. "
         "The provider may be overloaded or unreachable; try again later or check base_url.",
         details={"model_id": model_id, "status": status, "attempts": attempts},
     )
