@@ -28,8 +28,15 @@ from typing import Any, Final
 from mastra_memory.errors import ValidationError
 from mastra_memory.filters.numbers import in_int64
 from mastra_memory.storage import codec
+from mastra_memory.storage.layouts import (
+    MASTRA_ONLY_TABLE,
+    Layout,
+    StorageLayoutError,
+    layout_of_fields,
+    layout_setting,
+    wrong_layout,
+)
 from mastra_memory.storage.records import Resource, Thread
-from mastra_memory.stores.sqlite.layout import Layout, StorageLayoutError
 from mastra_memory.vector.metadata import first_problem
 from pymongo.asynchronous.database import AsyncDatabase
 
@@ -39,9 +46,6 @@ Document = dict[str, Any]
 
 #: The collection names Mastra's MongoDBStore uses (fixed; it has no prefix setting).
 MASTRA_PREFIX: Final = "mastra_"
-#: A collection only Mastra's MongoDBStore creates (its init creates every domain's collections); a
-#: database holding it is Mastra's even before a thread exists.
-_MASTRA_ONLY: Final = "mastra_workflow_snapshot"
 
 #: What each layout is, for error messages.
 DESCRIPTIONS: Final[dict[Layout, str]] = {
@@ -50,17 +54,6 @@ DESCRIPTIONS: Final[dict[Layout, str]] = {
     "mastra": "Mastra's MongoDB layout (@mastra/mongodb: an id field with a unique index, fields "
     "resourceId, createdAt, workingMemory, metadata as documents)",
 }
-
-_MASTRA_FIELDS: Final = frozenset({"resourceId", "createdAt", "updatedAt", "workingMemory"})
-_OWN_FIELDS: Final = frozenset({"resource_id", "created_at", "updated_at", "working_memory"})
-
-
-def _fields_layout(fields: set[str]) -> Layout | None:
-    if fields & _MASTRA_FIELDS:
-        return "mastra"
-    if fields & _OWN_FIELDS:
-        return "mastra-memory"
-    return None
 
 
 def _bson_problem(value: Any, path: str) -> str | None:
@@ -231,12 +224,13 @@ async def database_layout(db: AsyncDatabase[Document], prefix: str) -> Layout | 
         doc = await collection.find_one({})
         if doc is not None:
             fields.update(doc.keys())
-        found = _fields_layout(fields)
+        found = layout_of_fields(fields)
         if found is not None:
             return found
-    # Mastra's init creates every collection, memory or not; this project's collections under Mastra's
-    # names there would be Mastra's next read. Another prefix does not meet Mastra's collections.
-    if prefix == MASTRA_PREFIX and _MASTRA_ONLY in names:
+    # Mastra's init creates every collection, memory or not (the workflow one only Mastra's); this
+    # project's collections under Mastra's names there would be Mastra's next read. Another prefix does
+    # not meet Mastra's collections.
+    if prefix == MASTRA_PREFIX and MASTRA_ONLY_TABLE in names:
         return "mastra"
     return None
 
@@ -247,12 +241,14 @@ async def check_database(db: AsyncDatabase[Document], prefix: str, expected: Lay
     found = await database_layout(db, prefix)
     if found is None or found == expected:
         return
-    raise StorageLayoutError(
-        f"database {db.name!r} at {where} holds {DESCRIPTIONS[found]}, not {DESCRIPTIONS[expected]}; "
-        f"nothing was written. Open it with layout={found!r} (MongoDBSettings(layout={found!r}) or "
-        f"MASTRA_MEMORY_MONGODB_LAYOUT={found}), or convert it: read every thread, message and resource "
-        "with a storage of that layout and save them with one of this layout into another database "
-        "(docs/sharing-memory-with-mastra.md, 'Converting').",
-        id="MASTRA_STORAGE_MONGODB_INIT_WRONG_LAYOUT",
-        details={"database": db.name, "where": where, "found": found, "expected": expected},
+    raise wrong_layout(
+        "MONGODB",
+        f"database {db.name!r} at {where}",
+        found,
+        expected,
+        descriptions=DESCRIPTIONS,
+        open_with=layout_setting("MongoDBSettings", "MONGODB", found),
+        convert="convert it: read every thread, message and resource with a storage of that layout and save "
+        "them with one of this layout into another database",
+        details={"database": db.name, "where": where},
     )

@@ -22,16 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from mastra_memory.stores.sqlite.layout import Layout, StorageLayoutError, layout_of_columns
+from mastra_memory.storage.layouts import (
+    MASTRA_ONLY_TABLE,
+    MEMORY_TABLES,
+    Layout,
+    StorageLayoutError,
+    layout_of_fields,
+    layout_setting,
+    wrong_layout,
+)
 
 from .connection import Connection
 
 __all__ = ["MASTRA", "OWN", "Layout", "StorageLayoutError", "TableLayout", "check_schema", "schema_layout"]
-
-MEMORY_TABLES: Final = ("mastra_threads", "mastra_messages", "mastra_resources")
-#: A table only Mastra's PostgresStore creates; a schema holding it is Mastra's even before its memory
-#: tables exist.
-_MASTRA_ONLY_TABLE: Final = "mastra_workflow_snapshot"
 
 #: What each layout is, for error messages.
 DESCRIPTIONS: Final[dict[Layout, str]] = {
@@ -282,12 +285,12 @@ async def schema_layout(conn: Connection, schema_name: str) -> Layout | None:
     for table, column in await cursor.fetchall():
         columns.setdefault(table, set()).add(column)
     for table in MEMORY_TABLES:
-        found = layout_of_columns(columns.get(table, set()))
+        found = layout_of_fields(columns.get(table, set()))
         if found is not None:
             return found
     cursor = await conn.execute(
         "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
-        (schema_name, _MASTRA_ONLY_TABLE),
+        (schema_name, MASTRA_ONLY_TABLE),
     )
     return "mastra" if await cursor.fetchone() else None
 
@@ -298,12 +301,14 @@ async def check_schema(conn: Connection, schema_name: str, expected: Layout, whe
     found = await schema_layout(conn, schema_name)
     if found is None or found == expected:
         return
-    raise StorageLayoutError(
-        f"schema {schema_name!r} at {where} holds {DESCRIPTIONS[found]}, not {DESCRIPTIONS[expected]}; "
-        f"nothing was written. Open it with layout={found!r} (PgVectorSettings(layout={found!r}) or "
-        f"MASTRA_MEMORY_PGVECTOR_LAYOUT={found}), or convert it into another schema with `mastra-memory "
-        f"migrate --from <url> --from-setting layout={found} --to <url> --to-setting layout={expected} "
-        "--to-setting schema_name=<new schema>` (docs/sharing-memory-with-mastra.md, 'Converting').",
-        id="MASTRA_STORAGE_PGVECTOR_INIT_WRONG_LAYOUT",
-        details={"schema": schema_name, "where": where, "found": found, "expected": expected},
+    raise wrong_layout(
+        "PGVECTOR",
+        f"schema {schema_name!r} at {where}",
+        found,
+        expected,
+        descriptions=DESCRIPTIONS,
+        open_with=layout_setting("PgVectorSettings", "PGVECTOR", found),
+        convert=f"convert it into another schema with `mastra-memory migrate --from <url> --from-setting "
+        f"layout={found} --to <url> --to-setting layout={expected} --to-setting schema_name=<new schema>`",
+        details={"schema": schema_name, "where": where},
     )

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
-from ...errors import StorageError
+from ...storage.layouts import (
+    MASTRA_ONLY_TABLE,
+    MEMORY_TABLES,
+    Layout,
+    StorageLayoutError,
+    layout_of_fields,
+    wrong_layout,
+)
 from .connection import BUSY_TIMEOUT_MS
 
-__all__ = ["LAYOUTS", "Layout", "StorageLayoutError", "check_layout", "file_layout", "layout_of_columns"]
-
-Layout = Literal["mastra-memory", "mastra"]
-
-#: The three memory tables both layouts name alike.
-MEMORY_TABLES: Final = ("mastra_threads", "mastra_messages", "mastra_resources")
+__all__ = ["LAYOUTS", "Layout", "StorageLayoutError", "check_layout", "file_layout"]
 
 #: What each layout is, for error messages.
 LAYOUTS: Final[dict[Layout, str]] = {
@@ -37,39 +39,15 @@ LAYOUTS: Final[dict[Layout, str]] = {
     '"workingMemory")',
 }
 
-#: How to open a file of each layout from Python.
 #: The URL scheme of the store that opens each layout (what `mastra-memory migrate` reads and writes).
 _SCHEME: Final[dict[Layout, str]] = {"mastra-memory": "sqlite:///", "mastra": "libsql:///"}
 
+#: How to open a file of each layout from Python.
 _OPEN_WITH: Final[dict[Layout, str]] = {
     "mastra-memory": "the embedded default (Memory(storage='sqlite:///<path>') or SQLiteStorage('<path>'))",
     "mastra": "the libsql store (pip install 'mastra-memory[libsql]'; Memory(storage='libsql:///<path>') or "
     "LibSQLStorage('<path>'))",
 }
-
-# Columns only one layout has; a table with either set tells its layout.
-_MASTRA_COLUMNS: Final = frozenset({"resourceId", "createdAt", "updatedAt", "workingMemory"})
-_OWN_COLUMNS: Final = frozenset({"resource_id", "created_at", "updated_at", "working_memory"})
-#: A table only Mastra's LibSQLStore creates (before its memory tables).
-_MASTRA_ONLY_TABLE: Final = "mastra_workflow_snapshot"
-
-
-class StorageLayoutError(StorageError):
-    """The file holds the other layout of the memory tables; nothing was written (docs/spec.md §4.7).
-
-    ``details`` has ``path``, ``found`` and ``expected`` (``"mastra-memory"`` or ``"mastra"``).
-    """
-
-    default_category = "USER"
-
-
-def layout_of_columns(columns: set[str]) -> Layout | None:
-    """The layout a memory table with these columns belongs to, or ``None`` when they tell neither."""
-    if columns & _MASTRA_COLUMNS:
-        return "mastra"
-    if columns & _OWN_COLUMNS:
-        return "mastra-memory"
-    return None
 
 
 def file_layout(path: str) -> Layout | None:
@@ -84,13 +62,13 @@ def file_layout(path: str) -> Layout | None:
     try:
         for table in MEMORY_TABLES:
             columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})").fetchall()}
-            layout = layout_of_columns(columns)
+            layout = layout_of_fields(columns)
             if layout is not None:
                 return layout
         # A Mastra file whose memory tables are not there (yet): Mastra's init creates its workflow table
         # first. Memory tables of this project's layout there would break Mastra's next open.
         found = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (_MASTRA_ONLY_TABLE,)
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MASTRA_ONLY_TABLE,)
         ).fetchone()
         return "mastra" if found else None
     finally:
@@ -103,11 +81,14 @@ def check_layout(path: str, expected: Layout, store: str) -> None:
     found = file_layout(path)
     if found is None or found == expected:
         return
-    raise StorageLayoutError(
-        f"{path} holds {LAYOUTS[found]}, not {LAYOUTS[expected]}; nothing was written. Open it with "
-        f"{_OPEN_WITH[found]}, or convert it into a new file with `mastra-memory migrate --from "
-        f"{_SCHEME[found]}{path} --to {_SCHEME[expected]}<new file>` (docs/sharing-memory-with-mastra.md, "
-        "'Converting').",
-        id=f"MASTRA_STORAGE_{store}_INIT_WRONG_LAYOUT",
-        details={"path": path, "found": found, "expected": expected},
+    raise wrong_layout(
+        store,
+        path,
+        found,
+        expected,
+        descriptions=LAYOUTS,
+        open_with=_OPEN_WITH[found],
+        convert=f"convert it into a new file with `mastra-memory migrate --from {_SCHEME[found]}{path} --to "
+        f"{_SCHEME[expected]}<new file>`",
+        details={"path": path},
     )
