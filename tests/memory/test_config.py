@@ -4,7 +4,6 @@ invalid values raise ConfigError at construction (and again for a per-call threa
 from __future__ import annotations
 
 import logging
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -383,24 +382,13 @@ async def test_embedder_options_reach_every_call() -> None:
     assert embedder.options == [{"dimensions": 8, "user": "u-1"}] * 2
 
 
-def test_deprecated_threads_generate_title_alias() -> None:
-    with pytest.warns(DeprecationWarning, match="threads.generate_title is deprecated"):
-        cfg = MemoryConfig.from_any({"threads": {"generateTitle": True}})
-    assert cfg.generate_title is True
-    with pytest.warns(DeprecationWarning, match="deprecated"):
-        cfg = MemoryConfig.from_any({"threads": {"generateTitle": {"instructions": "short"}}})
-    assert cfg.generate_title == TitleConfig(instructions="short")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        assert (
-            MemoryConfig.from_any({"threads": {"generateTitle": True}, "generateTitle": True}).generate_title
-            is True
-        )
-        with pytest.raises(ConfigError, match="both set with different values"):
-            MemoryConfig.from_any({"threads": {"generateTitle": True}, "generateTitle": False})
-        # A per-call override of generate_title does not clash with the alias in the instance options.
-        base = MemoryConfig.from_any({"threads": {"generateTitle": True}})
-    assert merge_config(base, {"generateTitle": False}).generate_title is False
+def test_threads_generate_title_refused_as_in_mastra() -> None:
+    """Mastra 1.31 throws on ``threads.generateTitle`` (it moved to the top level); so does this project
+    (it was a deprecated alias before). An empty ``threads`` still loads, as in Mastra."""
+    for value in (True, False, {"instructions": "short"}):
+        with pytest.raises(ConfigError, match="has moved: set the top-level generate_title"):
+            MemoryConfig.from_any({"threads": {"generateTitle": value}})
+    assert MemoryConfig.from_any({"threads": {}, "generateTitle": True}).generate_title is True
 
 
 def test_working_memory_options() -> None:

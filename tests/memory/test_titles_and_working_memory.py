@@ -107,11 +107,11 @@ async def test_a_failing_model_never_fails_a_save(
     assert any("title generation failed for thread t" in r.getMessage() for r in caplog.records)
 
 
-async def test_deprecated_threads_generate_title_with_a_model(storage: SQLiteStorage) -> None:
-    with pytest.warns(DeprecationWarning, match="deprecated"):
-        memory = Memory(
-            storage=storage, options={"threads": {"generateTitle": {"model": lambda t: "Old style"}}}
-        )
+async def test_threads_generate_title_refused_top_level_generates(storage: SQLiteStorage) -> None:
+    # Mastra 1.31 throws on threads.generateTitle (moved to the top level); so does this project.
+    with pytest.raises(ConfigError, match="has moved"):
+        Memory(storage=storage, options={"threads": {"generateTitle": {"model": lambda t: "Old style"}}})
+    memory = Memory(storage=storage, options={"generateTitle": {"model": lambda t: "Old style"}})
     await memory.create_thread("r", "t")
     await memory.save_messages([msg("m1", "t", "hello", ts(1))])
     await memory.flush()

@@ -124,13 +124,52 @@ class SemanticRecallConfig(_Config):
         return node
 
 
+class UnsupportedOptionError(ConfigError):
+    """A Mastra option this project accepts in a configuration but does not implement (docs/spec.md §5.1):
+    refused with what to use instead, never silently ignored."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message, id="MASTRA_MEMORY_CONFIG_UNSUPPORTED_OPTION", details={"option": option})
+
+
 class WorkingMemoryConfig(_Config):
-    """Working memory options (configuration only in v1, docs/spec.md §5.8)."""
+    """Working memory options (docs/spec.md §5.8). ``agent_managed=False`` (Mastra's ``agentManaged``)
+    keeps the data in the prompt read-only and offers no tool, as ``read_only`` does for working memory,
+    while messages are still stored: another path owns the updates. ``version='stable'`` and
+    ``use_state_signals=False`` are Mastra's defaults; ``'vnext'`` and ``True`` are refused [Δ]."""
 
     enabled: bool = Field(default=False, strict=True)
     template: str | None = None
     schema_: dict[str, Any] | type[BaseModel] | None = Field(default=None, alias="schema")
     scope: Scope = "resource"
+    agent_managed: bool = Field(default=True, strict=True)
+    version: Literal["stable", "vnext"] = "stable"
+    use_state_signals: bool = Field(default=False, strict=True)
+
+    @field_validator("version")
+    @classmethod
+    def _stable_only(cls, value: str) -> str:
+        if value == "vnext":
+            # docs/spec.md §5.8 [Δ]: Mastra's vnext tool is experimental and changes the tool's contract.
+            raise UnsupportedOptionError(
+                "working_memory.version='vnext' (Mastra's experimental working-memory tool) is not "
+                "supported; drop version or set it to 'stable'",
+                "working_memory.version",
+            )
+        return value
+
+    @field_validator("use_state_signals")
+    @classmethod
+    def _no_state_signals(cls, value: bool) -> bool:
+        if value:
+            # docs/spec.md §5.8 [Δ]: state signals are a Mastra agent-loop feature with no counterpart here.
+            raise UnsupportedOptionError(
+                "working_memory.use_state_signals=True (Mastra's experimental state signals, a "
+                "setWorkingMemory tool) is not supported; drop it: working memory is delivered in the "
+                "system message with the updateWorkingMemory tool",
+                "working_memory.use_state_signals",
+            )
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -151,14 +190,6 @@ class WorkingMemoryConfig(_Config):
         if self.schema_ is not None:
             return None
         return self.template or DEFAULT_WORKING_MEMORY_TEMPLATE
-
-
-class UnsupportedOptionError(ConfigError):
-    """A Mastra option this project accepts in a configuration but does not implement (docs/spec.md §5.1):
-    refused with what to use instead, never silently ignored."""
-
-    def __init__(self, message: str, option: str) -> None:
-        super().__init__(message, id="MASTRA_MEMORY_CONFIG_UNSUPPORTED_OPTION", details={"option": option})
 
 
 class MessageHistoryConfig(_Config):
@@ -212,12 +243,38 @@ class TitleConfig(_Config):
     model: Any = None
     instructions: str | None = None
     min_messages: int = Field(default=1, ge=1, strict=True)
+    #: Mastra's ``emitEvent``: ``False`` (its default) loads; ``True`` is refused [Δ] (docs/spec.md §5.9).
+    emit_event: bool = Field(default=False, strict=True)
+
+    @field_validator("emit_event")
+    @classmethod
+    def _no_emit_event(cls, value: bool) -> bool:
+        if value:
+            # Mastra holds a stream's finish chunk until the title is stored; there is no stream here.
+            raise UnsupportedOptionError(
+                "generate_title.emit_event=True (Mastra's emitEvent holds a stream's finish chunk until the "
+                "title is stored) is not supported: this project has no stream events; drop emit_event",
+                "generate_title.emit_event",
+            )
+        return value
 
 
 class ThreadsConfig(_Config):
-    """Deprecated container of ``generate_title`` (Mastra's ``threads.generateTitle``)."""
+    """Mastra's ``threads`` container. Its ``generate_title`` has moved to the top level: set, it is refused
+    as Mastra 1.31 refuses it (docs/spec.md §5.1)."""
 
-    generate_title: bool | TitleConfig | None = None
+    generate_title: Any = None
+
+    @field_validator("generate_title")
+    @classmethod
+    def _moved(cls, value: Any) -> Any:
+        if value is not None:
+            raise UnsupportedOptionError(
+                "threads.generate_title (threads.generateTitle) has moved: set the top-level "
+                "generate_title (generateTitle) instead, as Mastra 1.31 requires",
+                "threads.generate_title",
+            )
+        return value
 
 
 class MemoryConfig(_Config):
@@ -236,6 +293,9 @@ class MemoryConfig(_Config):
     generate_title: bool | TitleConfig = False
     threads: ThreadsConfig | None = None
     read_only: bool = Field(default=False, strict=True)
+    #: Mastra's ``observationalMemory``: only ``False``/None (off) loads; anything else is refused until
+    #: observational memory is built (docs/spec.md §5.1).
+    observational_memory: Any = None
     #: Mastra's ``filterIncompleteToolCalls``: tool calls still waiting for a result are left out of a prompt
     #: (True), or kept with a pending result (False); applied by ``incomplete_tool_calls`` (§5.11).
     filter_incomplete_tool_calls: bool = Field(default=True, strict=True)
@@ -265,24 +325,16 @@ class MemoryConfig(_Config):
             )
         return self
 
-    @model_validator(mode="after")
-    def _threads_alias(self) -> MemoryConfig:
-        if self.threads is not None and self.threads.generate_title is not None:
-            if (
-                "generate_title" in self.model_fields_set
-                and self.generate_title != self.threads.generate_title
-            ):
-                raise ValueError(
-                    "generate_title and threads.generate_title are both set with different values"
-                )
-            warnings.warn(
-                "threads.generate_title is deprecated; use generate_title", DeprecationWarning, stacklevel=2
+    @field_validator("observational_memory")
+    @classmethod
+    def _no_observational_memory(cls, value: Any) -> Any:
+        if value is not None and value is not False:
+            raise UnsupportedOptionError(
+                "observational_memory (observationalMemory) is not supported yet: observational memory is "
+                "planned (issue 27); drop the option or set it to False",
+                "observational_memory",
             )
-            self.generate_title = self.threads.generate_title
-            # Normalised away: a later merge sees only generate_title, so a per-call override of it
-            # never conflicts with the deprecated spelling in the instance options.
-            self.threads = None
-        return self
+        return value
 
     @property
     def recall(self) -> SemanticRecallConfig | None:

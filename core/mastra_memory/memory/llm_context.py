@@ -65,7 +65,7 @@ async def build_context(
     wm = cfg.working_memory
     if wm.enabled and (wm.scope != "resource" or resource_id is not None):
         text = await WorkingMemoryStore(storage).get(WorkingMemoryStore.target(wm, thread_id, resource_id))
-        system = working_memory_instructions(wm, text, read_only=cfg.read_only)
+        system = working_memory_instructions(wm, text, read_only=cfg.read_only or not wm.agent_managed)
     limits = cfg.history_limits
     messages: list[MastraDBMessage] = []
     if not limits.enabled:

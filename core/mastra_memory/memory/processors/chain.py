@@ -55,7 +55,8 @@ class ProcessorChain:
                     template=wm.template,
                     schema=wm.schema_,
                     scope=wm.scope,
-                    read_only=cfg.read_only,
+                    # agentManaged=False: another path owns the updates, so the prompt is read-only (§5.8).
+                    read_only=cfg.read_only or not wm.agent_managed,
                 )
             )
         if cfg.history_on and "message-history" not in have:
@@ -75,9 +76,9 @@ class ProcessorChain:
         return out
 
     def tools(self, cfg: MemoryConfig) -> dict[str, UpdateWorkingMemoryTool]:
-        """``{"updateWorkingMemory": tool}`` when working memory is on and the request is not ``read_only``
-        (as Mastra's ``listTools``), else ``{}``."""
-        if not cfg.working_memory.enabled or cfg.read_only:
+        """``{"updateWorkingMemory": tool}`` when working memory is on, agent-managed and the request is not
+        ``read_only`` (as Mastra's ``listTools``), else ``{}``."""
+        if not cfg.working_memory.enabled or not cfg.working_memory.agent_managed or cfg.read_only:
             return {}
         return {WORKING_MEMORY_TOOL: UpdateWorkingMemoryTool(self.memory, cfg.working_memory)}
 

@@ -92,8 +92,9 @@ class WorkingMemory(InputProcessor):
     Args mirror ``working_memory`` (docs/spec.md §5.8): a Markdown ``template`` or a ``schema`` (JSON-schema
     dict or pydantic model), and ``scope``. A request's ``memory_config.working_memory`` is merged over these
     options; ``{"enabled": False}`` there injects nothing. In resource scope a request without a resource
-    injects nothing (logged as a warning). With ``read_only`` (here or in the request's ``memory_config``)
-    the message holds the stored data with read-only instructions that name no tool.
+    injects nothing (logged as a warning). With ``read_only`` (here or in the request's ``memory_config``),
+    or a request's ``working_memory.agent_managed=False``, the message holds the stored data with read-only
+    instructions that name no tool.
     """
 
     id = "working-memory"
@@ -136,7 +137,7 @@ class WorkingMemory(InputProcessor):
             _logger.warning("working memory: no resource_id for thread %s; nothing injected", ctx.thread_id)
             return message_list
         text = await self.store.get(WorkingMemoryStore.target(config, ctx.thread_id, ctx.resource_id))
-        read_only = self.read_only or ctx.read_only
+        read_only = self.read_only or ctx.read_only or not config.agent_managed
         message_list.add_system(
             working_memory_instructions(config, text, read_only=read_only), source="memory"
         )
