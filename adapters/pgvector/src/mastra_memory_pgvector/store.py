@@ -105,6 +105,14 @@ class PgVector(MastraVector):
     query_options = _QUERY_OPTIONS
     native_index_name_pattern = _NATIVE_NAME
 
+    def __new__(cls, settings: PgVectorSettings | str | None = None) -> PgVector:
+        # layout="mastra": @mastra/pg's own per-index tables, the subclass of .vector_tables (§4.7).
+        if cls is PgVector and PgVectorSettings.given(settings).layout == "mastra":
+            from .vector_tables import MastraTablesPgVector
+
+            cls = MastraTablesPgVector
+        return super().__new__(cls)
+
     def __init__(self, settings: PgVectorSettings | str | None = None) -> None:
         super().__init__()
         self.settings = PgVectorSettings.given(settings)
@@ -160,6 +168,11 @@ class PgVector(MastraVector):
             assert row is not None
         self._pgvector = tuple(int(p) for p in re.findall(r"\d+", str(row[0]))[:3]) or (0,)
         await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(self.schema)}")
+        from .vector_tables import refuse_mastra_schema
+
+        if self.settings.layout == "mastra":  # Mastra's tables need no registry (vector_tables.py)
+            return [f"SET search_path TO {quote_ident(str(row[1]))}, public"]
+        await refuse_mastra_schema(conn, self.schema, self._db.where)  # the layout guard, before the registry
         await conn.execute(
             f"CREATE TABLE IF NOT EXISTS {self._registry} ("
             'name text COLLATE "C" PRIMARY KEY, dimension integer NOT NULL, metric text NOT NULL, '
@@ -236,6 +249,11 @@ class PgVector(MastraVector):
                 existing = IndexRow.of(name, int(row[0]), row[1], row[2], built=bool(row[3]))
                 await rebuild(conn, self.schema, self._registry, table, existing, row[2], config, wanted)
             else:
+                from .vector_tables import vector_table_layout, wrong_index_layout
+
+                found, _ = await vector_table_layout(conn, table)
+                if found == "mastra":  # the layout guard, before any write (docs/spec.md §4.7)
+                    raise wrong_index_layout(self.schema, name, self._db.where, found, "mastra-memory")
                 exists = await (await conn.execute("SELECT to_regclass(%s)", (table,))).fetchone()
                 if exists is not None and exists[0] is not None:
                     raise self._error(
