@@ -18,6 +18,7 @@ import math
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..embedders.base import Embedder, EmbedderSpec
@@ -31,6 +32,7 @@ from ..errors import (
 from ..filters import parse as parse_filter
 from ..messages import MastraDBMessage, MessageInput, normalize_messages
 from ..metadata_limits import shown
+from ..models import ModelUsage
 from ..storage import (
     CloneMessageFilterInput,
     IncludeItem,
@@ -919,6 +921,12 @@ class Memory:
         background embedding that failed is raised here as IndexingError (once), never swallowed.
         """
         await self._background.settled(timeout, self._titles)
+
+    @property
+    def title_usage(self) -> ModelUsage:
+        """The title model's calls so far (docs/spec.md §5.9): how many, how many failed, and the tokens
+        they reported; a copy, so it can be compared before and after a turn."""
+        return replace(self._titles.usage)
 
     # --- working memory -------------------------------------------------------------------------
 
