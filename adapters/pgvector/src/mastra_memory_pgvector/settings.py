@@ -60,10 +60,10 @@ class PgVectorSettings(StoreSettings):
         retries: how often an idempotent operation is retried after a lost connection.
         create_extension: run ``CREATE EXTENSION IF NOT EXISTS vector`` when it is missing.
         application_name: shown in ``pg_stat_activity``.
-        layout: the tables the memory storage works on (docs/spec.md §4.7): ``"mastra-memory"`` (this
-            project's own, the default) or ``"mastra"`` (``@mastra/pg``'s, to share one database with a
-            Mastra app). A schema holding the other layout is refused with ``StorageLayoutError``. The
-            vector store does not use it.
+        layout: the tables the memory storage and the vector store work on (docs/spec.md §4.7):
+            ``"mastra-memory"`` (this project's own, the default) or ``"mastra"`` (``@mastra/pg``'s memory
+            tables and per-index vector tables, to share one database with a Mastra app). A schema or an
+            index table holding the other layout is refused with ``StorageLayoutError``.
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True)

@@ -5,8 +5,8 @@
   directory, stopped (by PID) and removed afterwards;
 * ``pgvector-url`` -- an existing server named by ``MASTRA_MEMORY_TEST_PG_DSN``;
 * ``pgvector-docker`` -- the ``pgvector/pgvector`` image of the kit's compose file, when Docker is there;
-* ``pgvector-native-mastra`` -- as ``pgvector-native``, with the storage in ``@mastra/pg``'s table layout
-  (``layout="mastra"``, docs/spec.md §4.7).
+* ``pgvector-native-mastra`` -- as ``pgvector-native``, with the storage and the vector store in
+  ``@mastra/pg``'s table layout (``layout="mastra"``, docs/spec.md §4.7).
 
 Each provisioned target gets its own schema, so runs against a shared server do not meet each other.
 The kit finds them through the entry point ``pgvector`` of the group ``mastra_memory_conformance``.
@@ -46,7 +46,7 @@ def _settings(url: str, schema: str, **extra: Any) -> dict[str, Any]:
 
 def native_target(layout: str = "mastra-memory") -> ConformanceTarget:
     """``pgvector-native``: a real PostgreSQL + pgvector started for the run, vector store and storage;
-    with ``layout="mastra"``, ``pgvector-native-mastra``: the storage in @mastra/pg's tables."""
+    with ``layout="mastra"``, ``pgvector-native-mastra``: storage and vectors in @mastra/pg's tables."""
     mastra = layout == "mastra"
 
     @provisioned_target(
@@ -54,7 +54,7 @@ def native_target(layout: str = "mastra-memory") -> ConformanceTarget:
         "pgvector",
         "native",
         description="PostgreSQL + pgvector started from a local installation on a loopback port"
-        + (", storage in @mastra/pg's table layout" if mastra else ""),
+        + (", storage and vectors in @mastra/pg's table layout" if mastra else ""),
         has_storage=True,
     )
     def target(tmp: Path) -> Iterator[TargetSettings]:
@@ -65,7 +65,7 @@ def native_target(layout: str = "mastra-memory") -> ConformanceTarget:
             raise TargetUnavailable(str(exc)) from exc
         try:
             yield TargetSettings(
-                vector=_settings(url, "conformance"),
+                vector=_settings(url, "conformance", **({"layout": "mastra"} if mastra else {})),
                 storage=_settings(url, "conformance", **({"layout": "mastra"} if mastra else {})),
                 options={"dimension": DIMENSION},
             )
