@@ -51,7 +51,11 @@ async def test_a_model_string_resolves_and_a_missing_key_never_fails_a_save(
         await memory.flush()
     assert [m.id for m in result.messages] == ["m1"]
     assert await title_of(memory, "t") == ""
-    assert any("OPENAI_API_KEY" in r.getMessage() or r.exc_info for r in caplog.records)
+    failed = [r for r in caplog.records if "title generation failed for thread t" in r.getMessage()]
+    assert len(failed) == 1
+    assert failed[0].exc_info is not None
+    assert isinstance(failed[0].exc_info[1], ConfigError)
+    assert "OPENAI_API_KEY" in str(failed[0].exc_info[1])
     assert (memory.title_usage.calls, memory.title_usage.failures) == (1, 1)
 
 
