@@ -16,6 +16,7 @@ embedder is handed the same vector for every text it embeds.
   (plus the ``message_id`` metadata index this project's Memory asks for).
 * After each side has opened the schema, its tables' columns and indexes are unchanged.
 * The layout guard: each layout refuses an index table of the other before any write.
+* [Δ] Mastra's re-save of a message adds its vectors again; both sides' recall still yield it once.
 
 Where the adapter or a PostgreSQL installation is missing the tests skip saying so, and fail under CI
 (``mastra_memory_conformance.missing``).
@@ -28,7 +29,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -42,8 +43,9 @@ from .mastra_runner import run_mastra
 
 try:
     import psycopg
-    from mastra_memory_pgvector import PgVector, PgVectorSettings
+    from mastra_memory_pgvector.settings import PgVectorSettings
     from mastra_memory_pgvector.storage import PgStorage
+    from mastra_memory_pgvector.store import PgVector
     from mastra_memory_pgvector.testing.server import ServerUnavailable, local_server
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     missing(f"the pgvector adapter is not installed ({exc}); pip install -e adapters/pgvector")
@@ -70,7 +72,7 @@ CONVERSATION = {
         ("user", "Book a hotel in Kyoto near the station"),
     ],
 }
-THREADS = [
+THREADS: list[dict[str, Any]] = [
     {
         "id": thread,
         "resourceId": RESOURCE,
@@ -81,7 +83,7 @@ THREADS = [
     }
     for thread in CONVERSATION
 ]
-MESSAGES = [
+MESSAGES: list[dict[str, Any]] = [
     {
         "id": f"m-{thread[-1]}{n}",
         "threadId": thread,
@@ -110,7 +112,7 @@ def _vectors() -> dict[str, list[float]]:
 
 VECTORS = _vectors()
 QUERY = VECTORS["tell me about my cat Miso"]
-DIRECT = [
+DIRECT: list[dict[str, Any]] = [
     {"indexName": INDEX, "vector": QUERY, "topK": 4, "filter": {"resource_id": RESOURCE}},
     {"indexName": INDEX, "vector": QUERY, "topK": 3, "filter": {"thread_id": "thread-b"}},
 ]
@@ -174,8 +176,10 @@ def _embeddings(url: str, schema: str) -> dict[str, list[float]]:
     return {mid: np.asarray(text.strip("[]").split(","), dtype="<f4").tolist() for mid, text in rows}
 
 
-def _settings(url: str, schema: str, layout: str = "mastra") -> PgVectorSettings:
-    return PgVectorSettings(url=url, schema_name=schema, layout=layout, pool_max_size=2)  # type: ignore[arg-type]
+def _settings(
+    url: str, schema: str, layout: Literal["mastra-memory", "mastra"] = "mastra"
+) -> PgVectorSettings:
+    return PgVectorSettings(url=url, schema_name=schema, layout=layout, pool_max_size=2)
 
 
 def _memory(url: str, schema: str) -> Memory:
@@ -309,7 +313,7 @@ def test_each_layout_refuses_the_others_index_table(pg_url: str) -> None:
     """An index table of the other layout is a StorageLayoutError naming both layouts, before any write."""
     theirs, ours = _schema(), _schema()
     _mastra(pg_url, theirs, threads=THREADS[:1], messages=MESSAGES[:1])
-    vector = np.asarray(QUERY, dtype=np.float32)
+    vector = np.asarray([QUERY], dtype=np.float32)
 
     async def own_on_mastras() -> None:
         store = PgVector(_settings(pg_url, theirs, layout="mastra-memory"))
@@ -327,12 +331,12 @@ def test_each_layout_refuses_the_others_index_table(pg_url: str) -> None:
         own = PgVector(_settings(pg_url, ours, layout="mastra-memory"))
         try:
             await own.create_index(INDEX, DIMENSION)
-            await own.upsert(INDEX, [vector], ids=["v-1"])
+            await own.upsert(INDEX, vector, ids=["v-1"])
         finally:
             await own.close()
         store = PgVector(_settings(pg_url, ours))
         try:
-            await store.upsert(INDEX, [vector], ids=["v-2"])
+            await store.upsert(INDEX, vector, ids=["v-2"])
         finally:
             await store.close()
 
@@ -341,3 +345,29 @@ def test_each_layout_refuses_the_others_index_table(pg_url: str) -> None:
     with psycopg.connect(pg_url, autocommit=True, connect_timeout=10) as conn:
         rows = conn.execute(f'SELECT id FROM "{ours}".{INDEX}').fetchall()
     assert rows == [("v-1",)]
+
+
+def test_mastras_resave_duplicates_vectors_recall_yields_each_message_once(pg_url: str) -> None:
+    """[Δ] docs/spec.md §4.7: Mastra's saveMessages of a message already saved adds its vectors again (new
+    uuids, the old ones kept); both sides' recall still return each message once, the same ones."""
+    schema = _schema()
+    recall = RECALLS[:1]
+    _mastra(pg_url, schema, threads=THREADS[:1], messages=MESSAGES[:4])
+    mastra = _mastra(pg_url, schema, messages=MESSAGES[:4], recall=recall)
+    assert mastra["describe"][INDEX]["count"] == 8  # every message's vector twice
+
+    async def python_side() -> list[list[str]]:
+        memory = _memory(pg_url, schema)
+        try:
+            hits = await memory.vector.query(INDEX, QUERY, top_k=8)
+            assert sorted(h.metadata["message_id"] for h in hits) == sorted(
+                2 * [m["id"] for m in MESSAGES[:4]]
+            )
+            result = await memory.recall("thread-a", RESOURCE, recall[0]["query"])
+            return [[m.id for m in result.messages]]
+        finally:
+            await memory.close()
+
+    recalled = asyncio.run(python_side())
+    assert recalled == mastra["recall"]
+    assert len(set(recalled[0])) == len(recalled[0])
