@@ -26,6 +26,7 @@ a schema Mastra made keeps its DDL; a table of this project's own layout is refu
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from dataclasses import dataclass
@@ -167,8 +168,6 @@ def mastra_ddl(
 
 def namespace_index_name(name: str) -> str:
     """Mastra's name of the unique ``(namespace, vector_id)`` index (a hashed form above 63 characters)."""
-    import hashlib
-
     full = f"{name}_namespace_vector_id_idx"
     if len(full) <= 63:
         return full
@@ -285,14 +284,15 @@ class MastraTablesPgVector(PgVector):
         if embedding is None or embedding[0] != "vector" or columns.get("metadata", ("",))[0] != "jsonb":
             raise self._not_found(operation, name)
         ann = await (await conn.execute(_ANN, (f"{name}_vector_idx", table))).fetchone()
-        kind, metric, config = "flat", "cosine", {}
+        kind, config = "flat", {}
+        metric: Metric = "cosine"
         if ann is not None:
             kind, metric = str(ann[0]), _metric(str(ann[2]))
             config = {k: int(v) for k, v in _PARAM.findall(str(ann[1]))}
         return IndexRow.of(
             name,
             embedding[1],
-            metric,  # type: ignore[arg-type]
+            metric,
             {"type": kind, **config},
             built=kind == "hnsw",  # ivfflat: exact (module docstring)
         )
