@@ -19,6 +19,7 @@ from mastra_memory.errors import (
     ValidationError,
 )
 from mastra_memory.memory import Memory
+from mastra_memory.storage.archive import ARCHIVED_AT_KEY, ARCHIVED_KEY
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
@@ -219,8 +220,8 @@ async def test_archived_threads_are_hidden_from_listings_until_asked_for(memory:
     for n in range(5):
         await memory.create_thread("alice", f"z{n}")
     archived = await memory.archive_thread("z1", resource_id="alice")
-    assert (archived.metadata or {})["archived"] is True
-    assert "archived_at" in (archived.metadata or {})
+    assert (archived.metadata or {})[ARCHIVED_KEY] is True
+    assert ARCHIVED_AT_KEY in (archived.metadata or {})
     await memory.archive_thread("z3")
     again = await memory.archive_thread("z3")
     assert again.metadata == (await memory.get_thread_by_id("z3")).metadata  # type: ignore[union-attr]
@@ -235,12 +236,12 @@ async def test_archived_threads_are_hidden_from_listings_until_asked_for(memory:
     assert [t.id for page in pages for t in page.threads] == visible
     assert [p.has_more for p in pages] == [True, True, False]
     assert {p.total for p in pages} == {len(visible)}
-    by_meta = await memory.list_threads(filter={"metadata": {"archived": True}}, include_archived=True)
+    by_meta = await memory.list_threads(filter={"metadata": {ARCHIVED_KEY: True}}, include_archived=True)
     assert sorted(t.id for t in by_meta.threads) == ["z1", "z3"]
-    assert (await memory.list_threads(filter={"metadata": {"archived": True}})).threads == []
+    assert (await memory.list_threads(filter={"metadata": {ARCHIVED_KEY: True}})).threads == []
 
     restored = await memory.unarchive_thread("z1")
-    assert restored.metadata is None or "archived" not in restored.metadata
+    assert restored.metadata is None or ARCHIVED_KEY not in restored.metadata
     assert "z1" in [t.id for t in (await memory.list_threads(filter=flt, per_page=False)).threads]
     with pytest.raises(ThreadOwnershipError):
         await memory.archive_thread("b1", resource_id="alice")

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..messages import MastraDBMessage
 from ..timestamps import canonical_timestamp, utc_now
+from .archive import keep_mark, without_mark
 from .arguments import check_record_metadata, validate_clone_args, validate_resource_id
 from .codec import json_text_or_none
 from .hooks import StorageHooks
@@ -110,13 +111,17 @@ class ThreadClone(StorageHooks):
             title=args.title
             if args.title is not None
             else (f"Clone of {source.title}" if source.title else ""),
-            metadata={
-                **(source.metadata or {}),
-                **(args.metadata or {}),
-                "source_thread_id": source.id,
-                "cloned_at": canonical_timestamp(now),
-                "last_message_id": originals[-1].id if originals else None,
-            },
+            # A clone starts unarchived: the archive mark is storage-owned (docs/spec.md §4.4).
+            metadata=keep_mark(
+                {
+                    **without_mark(source.metadata),
+                    **(args.metadata or {}),
+                    "source_thread_id": source.id,
+                    "cloned_at": canonical_timestamp(now),
+                    "last_message_id": originals[-1].id if originals else None,
+                },
+                None,
+            ),
             created_at=now,
             updated_at=now,
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..messages import MastraDBMessage
-from .archive import ARCHIVED_KEY, is_archived
+from .archive import ARCHIVED_KEY, LEGACY_ARCHIVED_KEY, is_archived
 from .arguments import (
     DEFAULT_THREADS_PER_PAGE,
     validate_list_messages_args,
@@ -53,7 +53,8 @@ class StoragePages(StorageHooks):
         include_archived: bool = False,
     ) -> ThreadPage:
         """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (docs/spec.md
-        §4.4). Archived threads (metadata ``archived=True``) are left out unless ``include_archived``."""
+        §4.4). Archived threads (the storage's archive mark, :mod:`.archive`) are left out unless
+        ``include_archived``."""
         query = validate_list_threads_args(filter, page, per_page, order_by, store=self.store_name)
         if not isinstance(include_archived, bool):
             raise ValidationError(
@@ -97,8 +98,12 @@ class StoragePages(StorageHooks):
     async def _archived_ids(self, tx: Any, q: ListThreadsQuery) -> list[str]:
         """Ids of the archived threads of ``q``'s resource (all resources when None); the backend may
         narrow by the metadata marker, the §4.6 rule decides."""
-        marked = dataclasses.replace(q, metadata={ARCHIVED_KEY: True}, page=0, per_page=False)
-        return [t.id for t in await self._find_threads(tx, marked, 0, None) if is_archived(t)]
+        ids: dict[str, None] = {}
+        # Both forms of the mark (docs/spec.md §4.4): the new key, and the old pair of earlier versions.
+        for key in (ARCHIVED_KEY, LEGACY_ARCHIVED_KEY):
+            marked = dataclasses.replace(q, metadata={key: True}, page=0, per_page=False)
+            ids.update((t.id, None) for t in await self._find_threads(tx, marked, 0, None) if is_archived(t))
+        return list(ids)
 
     # --- messages ------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ThreadNotFoundError
 from ..timestamps import canonical_timestamp, next_after
-from .archive import ARCHIVED_AT_KEY, ARCHIVED_KEY, is_archived
+from .archive import ARCHIVED_AT_KEY, ARCHIVED_KEY, is_archived, without_mark
 from .arguments import non_blank, validate_resource_id
 from .hooks import StorageHooks
 from .records import Thread
@@ -63,7 +63,8 @@ class ThreadOperations(StorageHooks):
         return await self._run_unit(operation, work, write=True)
 
     async def archive_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread:
-        """Mark the thread archived: metadata ``archived=True`` and ``archived_at`` (docs/spec.md §4.4).
+        """Mark the thread archived: metadata ``mastraMemoryArchived=True`` and ``mastraMemoryArchivedAt``
+        (docs/spec.md §4.4; storage-owned keys, so a user's own ``archived`` key is just metadata).
 
         Archived threads are left out of ``list_threads`` unless ``include_archived=True``; their messages
         stay readable and writable. Archiving an archived thread changes nothing (``archived_at`` keeps
@@ -89,9 +90,8 @@ class ThreadOperations(StorageHooks):
             if is_archived(current) == archived:
                 return current
             updated_at = next_after(current.updated_at)
-            metadata = {
-                k: v for k, v in (current.metadata or {}).items() if k not in (ARCHIVED_KEY, ARCHIVED_AT_KEY)
-            }
+            # The old form (archived/archived_at) is rewritten in the new one on either change.
+            metadata = without_mark(current.metadata)
             if archived:
                 metadata.update({ARCHIVED_KEY: True, ARCHIVED_AT_KEY: canonical_timestamp(updated_at)})
             thread = current.model_copy(update={"metadata": metadata or None, "updated_at": updated_at})

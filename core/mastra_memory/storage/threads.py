@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..timestamps import next_after
+from .archive import keep_mark
 from .arguments import non_blank, parse_model, validate_resource_id, validate_thread_patch
 from .codec import json_text_or_none
 from .hooks import StorageHooks
@@ -50,7 +51,7 @@ class ThreadRecords(StorageHooks):
         )
         json_text_or_none(parsed.metadata, f"metadata of thread {parsed.id}")
 
-        async def work(tx: Any) -> None:
+        async def work(tx: Any) -> Thread:
             current = await self._load_thread(tx, parsed.id, lock=True)
             if current is not None and current.resource_id != parsed.resource_id:
                 raise self._not_owned(
@@ -59,10 +60,14 @@ class ThreadRecords(StorageHooks):
                     f"{parsed.resource_id!r}; pass another thread id",
                     thread_id=parsed.id,
                 )
-            await self._write_thread(tx, parsed)
+            # The archive mark is storage-owned (docs/spec.md §4.4): kept as stored, never taken from
+            # the caller's metadata.
+            stored = keep_mark(parsed.metadata, None if current is None else current.metadata)
+            thread = parsed if stored is parsed.metadata else parsed.model_copy(update={"metadata": stored})
+            await self._write_thread(tx, thread)
+            return thread
 
-        await self._run_unit(operation, work, write=True)
-        return parsed
+        return await self._run_unit(operation, work, write=True)
 
     async def update_thread(
         self, id: str, title: str | None = None, metadata: Mapping[str, Any] | None = None
@@ -86,7 +91,7 @@ class ThreadRecords(StorageHooks):
             updated = current.model_copy(
                 update={
                     "title": current.title if title is None else title,
-                    "metadata": merged_metadata(current.metadata, metadata),
+                    "metadata": keep_mark(merged_metadata(current.metadata, metadata), current.metadata),
                     "updated_at": next_after(current.updated_at),
                 }
             )

@@ -9,6 +9,7 @@ import pytest
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import ThreadNotFoundError, ThreadOwnershipError, ValidationError
 from mastra_memory.storage import MemoryStorage
+from mastra_memory.storage.archive import ARCHIVED_AT_KEY, ARCHIVED_KEY
 
 from ...report import Outcome
 from .base import (
@@ -81,8 +82,8 @@ class ThreadOperationsSuite:
 
     @pytest.mark.conformance(domain="storage", item="thread operations")
     async def test_archived_threads_are_listed_only_when_asked(self, storage: MemoryStorage) -> None:
-        """§4.4: metadata ``archived=True`` hides a thread from ``list_threads`` (totals and pages
-        included) unless ``include_archived=True``; unarchiving lists it again."""
+        """§4.4: the archive mark (``mastraMemoryArchived=True``) hides a thread from ``list_threads``
+        (totals and pages included) unless ``include_archived=True``; unarchiving lists it again."""
         p = new_prefix()
         names = [f"t{n}" for n in range(5)]
         await save_threads(storage, p, *((name, "alice") for name in names))
@@ -90,7 +91,7 @@ class ThreadOperationsSuite:
         order = {"field": "created_at", "direction": "ASC"}
         archived = await storage.archive_thread(p + "t1", resource_id=p + "alice")
         assert archived.metadata is not None
-        assert (archived.metadata["archived"], "archived_at" in archived.metadata) == (True, True)
+        assert (archived.metadata[ARCHIVED_KEY], ARCHIVED_AT_KEY in archived.metadata) == (True, True)
         await storage.archive_thread(p + "t3")
         assert await storage.archive_thread(p + "t3") == await storage.get_thread_by_id(p + "t3")
         everything = await storage.list_threads(
@@ -103,19 +104,64 @@ class ThreadOperationsSuite:
         pages = [await storage.list_threads(filter=flt, per_page=2, page=n, order_by=order) for n in (0, 1)]
         assert [t.id for page in pages for t in page.threads] == visible
         assert [(page.total, page.has_more) for page in pages] == [(3, True), (3, False)]
-        marked = {"resource_id": p + "alice", "metadata": {"archived": True}}
+        marked = {"resource_id": p + "alice", "metadata": {ARCHIVED_KEY: True}}
         assert (await storage.list_threads(filter=marked)).threads == []
         assert {t.id for t in (await storage.list_threads(filter=marked, include_archived=True)).threads} == {
             p + "t1",
             p + "t3",
         }
         restored = await storage.unarchive_thread(p + "t1")
-        assert "archived" not in (restored.metadata or {})
+        assert ARCHIVED_KEY not in (restored.metadata or {})
         assert (await storage.list_threads(filter=flt)).total == 4
         with pytest.raises(ThreadOwnershipError):
             await storage.archive_thread(p + "t0", resource_id=p + "bob")
         with pytest.raises(ThreadNotFoundError):
             await storage.unarchive_thread(p + "missing")
+
+    @pytest.mark.conformance(domain="storage", item="thread operations")
+    async def test_a_users_archived_key_is_just_metadata(self, storage: MemoryStorage) -> None:
+        """§4.4: the archive mark is storage-owned. A thread whose own metadata says ``archived: true``
+        (its user's, or a Mastra app's) is listed like any other and filters on it as metadata; a caller's
+        metadata neither sets nor clears the mark; a clone starts unarchived. A row archived by an earlier
+        version (``archived: true`` beside a canonical ``archived_at``) stays archived, and unarchiving it
+        removes that old mark."""
+        p = new_prefix()
+        flt = {"resource_id": p + "alice"}
+        user = {"archived": True, "project": "x"}
+        await storage.save_thread({"id": p + "mine", "resource_id": p + "alice", "metadata": user})
+        await save_threads(storage, p, ("other", "alice"), ("kept", "alice"))
+        listed = await storage.list_threads(filter=flt, per_page=False)
+        assert ({t.id for t in listed.threads}, listed.total) == ({p + "mine", p + "other", p + "kept"}, 3)
+        by_key = await storage.list_threads(filter={**flt, "metadata": {"archived": True}})
+        assert ([t.id for t in by_key.threads], by_key.total) == ([p + "mine"], 1)
+        # Archiving keeps the user's key; unarchiving leaves it too.
+        archived = await storage.archive_thread(p + "mine")
+        assert archived.metadata is not None
+        assert {k: archived.metadata[k] for k in user} == user
+        assert (await storage.list_threads(filter=flt)).total == 2
+        restored = await storage.unarchive_thread(p + "mine")
+        assert restored.metadata == user
+        # A caller's metadata never sets nor clears the mark.
+        await storage.save_thread(
+            {"id": p + "other", "resource_id": p + "alice", "metadata": {ARCHIVED_KEY: True}}
+        )
+        updated = await storage.update_thread(p + "other", metadata={ARCHIVED_KEY: True, "archived": True})
+        assert ARCHIVED_KEY not in (updated.metadata or {})
+        await storage.archive_thread(p + "kept")
+        await storage.update_thread(p + "kept", metadata={ARCHIVED_KEY: False, "archived": False})
+        await storage.save_thread({"id": p + "kept", "resource_id": p + "alice", "metadata": {"a": 1}})
+        kept = await storage.get_thread_by_id(p + "kept")
+        assert kept is not None
+        assert kept.metadata is not None
+        assert (kept.metadata["a"], kept.metadata[ARCHIVED_KEY]) == (1, True)
+        listed = await storage.list_threads(filter=flt, per_page=False)
+        assert {t.id for t in listed.threads} == {p + "mine", p + "other"}
+        # The old form an earlier version wrote still means archived; unarchiving removes it.
+        old = {"archived": True, "archived_at": "2025-01-02T03:04:05.006Z", "n": 1}
+        await storage.save_thread({"id": p + "old", "resource_id": p + "bob", "metadata": old})
+        assert (await storage.list_threads(filter={"resource_id": p + "bob"})).total == 0
+        assert (await storage.unarchive_thread(p + "old")).metadata == {"n": 1}
+        assert (await storage.list_threads(filter={"resource_id": p + "bob"})).total == 1
 
     @pytest.mark.conformance(domain="storage", item="clone_thread")
     async def test_clone_thread_into_another_resource(
