@@ -4,12 +4,16 @@
 adapter's plugin is found through its entry point, and — for the stores that need no server (sqlite,
 lancedb, qdrant's embedded engine) — that a real semantic recall runs through the installed store.
 Server-backed adapters are built (building contacts no server); their recall runs in the kit's sessions.
+Every adapter's venv then runs the README's quickstart (its default embedder must be installed by the route
+itself, issue 29) from ``<workdir>``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,6 +53,20 @@ async def recall(adapter: str, work: Path) -> None:
     await memory.close()
 
 
+def quickstart(work: Path) -> None:
+    """The README's first Python block, run in this venv from ``work``; its best hit is the check-in."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^```python\n(.*?)^```", readme, re.S | re.M)
+    assert found, "README.md has no Python block"
+    script = work / "quickstart.py"
+    script.write_text(found.group(1), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=work, capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "[trip] Book the Hoshinoya in Kyoto, check-in April 3." in done.stdout, done.stdout
+
+
 def main() -> None:
     adapter, work = sys.argv[1], Path(sys.argv[2])
     venv = Path(sys.prefix).resolve()
@@ -62,7 +80,9 @@ def main() -> None:
         asyncio.run(recall(adapter, work))
     else:
         create_vector(adapter, **SERVER[adapter])
-    print(f"{adapter}: installed from wheels, registered, {'recalled' if adapter in EMBEDDED else 'built'}")
+    quickstart(work)
+    done = "recalled" if adapter in EMBEDDED else "built"
+    print(f"{adapter}: installed from wheels, registered, {done}, quickstart ran")
 
 
 if __name__ == "__main__":
