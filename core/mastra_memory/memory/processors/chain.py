@@ -94,6 +94,7 @@ class ProcessorChain:
             history_tokens=cfg.history_tokens,
             read_only=cfg.read_only,
             message_history=budget,
+            filter_incomplete_tool_calls=cfg.filter_incomplete_tool_calls,
         )
 
     def _recall(self, cfg: MemoryConfig, have: set[Any]) -> list[SemanticRecall]:

@@ -11,6 +11,7 @@ from ...errors import ConfigError
 from ...messages import MastraDBMessage, ToolInvocationPart, normalize_messages
 from ...storage import MemoryStorage
 from ..config import HistoryLimits, MemoryConfig, MessageHistoryConfig
+from ..incomplete_tool_calls import filter_incomplete_tool_calls
 from ..message_list import MessageList
 from ..stored_messages import messages_to_store
 from ..tokens import TokenCounter, default_token_counter, message_tokens
@@ -38,8 +39,12 @@ class MessageHistory(InputProcessor, OutputProcessor):
     signal messages and working-memory markup are not stored; the thread is created for the request's
     resource when it does not exist yet. ``read_only`` (here or in the request) stores nothing.
 
-    A request's ``memory_config`` replaces ``last_messages``, ``history_tokens`` and ``read_only`` for that
-    request. Storage errors propagate: a turn that cannot be stored must not pass silently.
+    ``filter_incomplete_tool_calls`` (Mastra's ``filterIncompleteToolCalls``) shapes the history in the
+    prompt: tool calls still waiting for a result are left out (True) or kept with a pending result (False).
+
+    A request's ``memory_config`` replaces ``last_messages``, ``history_tokens``, ``read_only`` and
+    ``filter_incomplete_tool_calls`` for that request. Storage errors propagate: a turn that cannot be
+    stored must not pass silently.
     """
 
     id = "message-history"
@@ -53,6 +58,7 @@ class MessageHistory(InputProcessor, OutputProcessor):
         token_counter: TokenCounter | None = None,
         read_only: bool = False,
         message_history: MessageHistoryConfig | Mapping[str, Any] | None = None,
+        filter_incomplete_tool_calls: bool = True,
     ) -> None:
         if storage is None:
             raise ConfigError("MessageHistory requires storage; pass storage=...")
@@ -73,6 +79,11 @@ class MessageHistory(InputProcessor, OutputProcessor):
         self.message_history = cfg.message_history
         self.token_counter = token_counter
         self.read_only = read_only
+        if not isinstance(filter_incomplete_tool_calls, bool):
+            raise ConfigError(
+                f"filter_incomplete_tool_calls must be True or False, got {filter_incomplete_tool_calls!r}"
+            )
+        self.filter_incomplete_tool_calls = filter_incomplete_tool_calls
 
     # --- input ----------------------------------------------------------------------------------
 
@@ -97,7 +108,29 @@ class MessageHistory(InputProcessor, OutputProcessor):
         if fresh:
             message_list.add(fresh, source="memory")
         self._stored_copies_win(message_list, [m for m in history if m.id not in {f.id for f in fresh}])
+        self._prompt_tool_calls(
+            message_list, ctx.option("filter_incomplete_tool_calls", self.filter_incomplete_tool_calls)
+        )
         return message_list
+
+    @staticmethod
+    def _prompt_tool_calls(message_list: MessageList, filter_incomplete: bool) -> None:
+        """Mastra's ``filterIncompleteToolCalls`` on the history this step put in the prompt (docs/spec.md
+        §5.11, §5.12): the rule is decided over the whole list (which assistant turn is still open depends on
+        the turn's input), and applied to the remembered messages only; the turn's own messages are never
+        changed, since output stores them as they are [Δ]. This is the one place stored messages become
+        prompt messages (recalled context arrives as a system message)."""
+        everything = message_list.all()
+        if not any(isinstance(p, ToolInvocationPart) for m in everything for p in m.content.parts):
+            return
+        kept = {
+            m.id: m for m in filter_incomplete_tool_calls(everything, filter_incomplete=filter_incomplete)
+        }
+        remembered = [m for m in everything if not message_list.is_new(m.id)]
+        message_list.remove(m.id for m in remembered if m.id not in kept)
+        changed = [kept[m.id] for m in remembered if m.id in kept and kept[m.id] is not m]
+        if changed:
+            message_list.add(changed, source="memory")  # an id present keeps its source
 
     @staticmethod
     def _stored_copies_win(message_list: MessageList, stored: list[MastraDBMessage]) -> None:
