@@ -225,3 +225,10 @@ class ModelOutputError(ModelError):
     def __init__(self, message: str, *, reply: Any, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.reply = reply
+
+
+class SemanticRecallOffWarning(UserWarning):
+    """``Memory.recall`` got a ``vector_search_string`` while semantic recall is off (``Memory()``'s
+    default, as in Mastra): no search runs and the result holds history only. Turn it on with
+    ``options={"semanticRecall": True}`` (or per call with ``thread_config=``), or drop the string; silence
+    it with ``warnings.filterwarnings("ignore", category=SemanticRecallOffWarning)`` (docs/spec.md §5.3)."""

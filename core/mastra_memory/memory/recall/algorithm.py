@@ -14,11 +14,12 @@ query from the turn, falls back to thread scope, and renders other threads' mess
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ...errors import ResourceScopeError, ThreadNotFoundError, ThreadOwnershipError
+from ...errors import ResourceScopeError, SemanticRecallOffWarning, ThreadNotFoundError, ThreadOwnershipError
 from ...messages import MastraDBMessage
 from ...storage import IncludeItem, MemoryStorage, MessagePage, validate_list_messages_args
 from ..arguments import optional_resource, require_id
@@ -100,6 +101,18 @@ def thread_recall_request(
     )
     thread_id = require_id(thread_id, "thread_id")
     resource_id = optional_resource(resource_id)
+    if query is not None and recall is None:
+        # Mastra ignores the string without a word; a new user reads that as "nothing relevant was
+        # stored", so say it (docs/spec.md §5.3 step 2, [Δ]). Level 3: the caller of Memory.recall.
+        warnings.warn(
+            "recall(vector_search_string=...) ran no semantic search: semantic recall is off (in the "
+            "Memory's options, the default as in Mastra, or in thread_config), so only message history is "
+            "returned. "
+            'Turn it on with Memory(options={"semanticRecall": True}) or per call with thread_config=, or '
+            "drop the vector_search_string.",
+            SemanticRecallOffWarning,
+            stacklevel=3,
+        )
     pp: PerPage = per_page if per_page is not None else (cfg.last_messages if cfg.history_on else 0)
     newest_first = order_by is None and pp is not False
     effective_order = {"field": "created_at", "direction": "DESC"} if newest_first else order_by

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from ...errors import FilterError, IndexNotFoundError
-from ...filters import And, Comparison, Node
+from ...filters import And, Comparison, ElemMatch, Node, Not, Regex
 from ...messages import MastraDBMessage
 from ...metadata_limits import is_unicode
 from ...storage import MemoryStorage
@@ -67,7 +67,39 @@ def recall_filter(
         )
     comparison = Comparison((field,), "$eq", value)
     user = config.filter_node
+    refuse_metadata_prefix(user)
     return comparison if user is None else And((comparison, user))
+
+
+def refuse_metadata_prefix(node: Node | None) -> None:
+    """Raise a :class:`FilterError` that says to drop the prefix when a field of ``node`` starts with
+    ``metadata``.
+
+    Every vector carries the thread's metadata spread at its top level next to ``thread_id``, ``role`` and
+    the other fixed keys (docs/spec.md §5.4), and none of them is called ``metadata``, so
+    ``{"metadata.project": ...}`` could only ever match nothing -- silently (Mastra's behaviour). Refused
+    before anything is embedded (docs/spec.md §5.3 step 7.3, [Δ]); the one cost: a thread metadata key
+    named ``metadata`` cannot be filtered on.
+    """
+    pending = [] if node is None else [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Comparison | Regex | ElemMatch):  # an $elemMatch's condition is per element
+            if current.path[:1] == ("metadata",):
+                field = ".".join(current.path)
+                bare = ".".join(current.path[1:]) or "<key>"
+                raise FilterError(
+                    [
+                        f"Invalid field: {field} (a memory filter addresses thread metadata keys at the top "
+                        f"level, beside thread_id, resource_id and role: write {bare!r}, not {field!r})"
+                    ],
+                    id="MASTRA_MEMORY_FILTER_METADATA_PREFIX",
+                    details={"field": field, "suggested": bare},
+                )
+        elif isinstance(current, Not):
+            pending.append(current.child)
+        else:
+            pending.extend(current.children)
 
 
 async def search_messages(
@@ -192,7 +224,10 @@ def resource_search_filter(
     parts: list[Node] = [Comparison(("resource_id",), "$eq", resource_id)]
     if thread_id is not None:
         parts.append(Comparison(("thread_id",), "$eq", thread_id))
-    parts.extend(n for n in (config_node, call_node) if n is not None)
+    for node in (config_node, call_node):
+        if node is not None:
+            refuse_metadata_prefix(node)
+            parts.append(node)
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
