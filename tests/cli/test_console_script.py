@@ -40,7 +40,17 @@ def test_console_script_runs_the_demo(tmp_path: Path) -> None:
 def test_console_script_lists_every_command() -> None:
     done = subprocess.run([str(SCRIPT), "--help"], capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
-    for command in ("demo", "ingest", "recall", "threads", "reindex", "plugins"):
+    for command in (
+        "demo",
+        "ingest",
+        "recall",
+        "threads",
+        "reindex",
+        "migrate",
+        "export",
+        "delete",
+        "plugins",
+    ):
         assert command in done.stdout
 
 
@@ -58,7 +68,10 @@ def test_dash_h_is_help(args: list[str]) -> None:
     assert "-h, --help" in " ".join(result.stdout.split()) or "--help -h" in " ".join(result.stdout.split())
 
 
-@pytest.mark.parametrize("command", ["recall", "threads", "plugins"])
+ALL_COMMANDS = ["demo", "ingest", "recall", "threads", "reindex", "migrate", "export", "delete", "plugins"]
+
+
+@pytest.mark.parametrize("command", ALL_COMMANDS)
 def test_json_is_shown_as_a_flag(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -67,9 +80,7 @@ def test_json_is_shown_as_a_flag(command: str) -> None:
     assert "a flag" in line
 
 
-@pytest.mark.parametrize(
-    "command", [[], ["demo"], ["ingest"], ["recall"], ["threads"], ["reindex"], ["plugins"]]
-)
+@pytest.mark.parametrize("command", [[], *([c] for c in ALL_COMMANDS)])
 def test_help_shows_no_value_type_for_any_flag(command: list[str]) -> None:
     """Issue 23 item 7: every help page showed ``--help -h <bool>``, as if the flag took a value."""
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})

@@ -74,13 +74,20 @@ def plugins_command(
         typer.echo(json.dumps([dataclasses.asdict(info) for info in infos], indent=2))
         return
     table = Table(title="mastra-memory plugins", show_lines=True)
-    table.add_column("Plugin", no_wrap=True)
+    # fold, not ellipsis: a long source or name wraps inside its cell and is never cut off.
+    table.add_column("Plugin", overflow="fold")
     table.add_column("Version", no_wrap=True)
-    table.add_column("Source", no_wrap=True)
-    table.add_column("Provides")
+    table.add_column("Source", overflow="fold")
+    table.add_column("Provides", overflow="fold")
     for info in infos:
         table.add_row(info.name, info.version or "-", info.source, _provides(info))
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        # A pipe or file has no width; rich would assume 80 columns and squeeze the table: print it at
+        # its natural width instead, one line per row.
+        natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+        console = Console(width=max(80, natural))
+    console.print(table)
 
 
 # The memory commands (demo, ingest, recall, threads, reindex) live in .commands, one module each.

@@ -199,6 +199,11 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(1)
 
 
+def print_json(data: Any) -> None:
+    """``--json`` output: one indented JSON document on stdout (progress and errors stay on stderr)."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
 def run(awaitable: Awaitable[T]) -> T:
     async def main() -> T:
         return await awaitable
@@ -252,14 +257,14 @@ class Stores:
     @property
     def label(self) -> str:
         """What messages call these stores (passwords masked)."""
-        main = str(self.db) if self.db is not None else _masked(self.storage or "")
-        return main + (f" (vectors: {_masked(self.vector)})" if self.vector is not None else "")
+        main = str(self.db) if self.db is not None else masked_url(self.storage or "")
+        return main + (f" (vectors: {masked_url(self.vector)})" if self.vector is not None else "")
 
     def options(self) -> str:
         """The command-line options that name these stores again, for messages that suggest a command."""
-        parts = [f"--db {self.db}" if self.db is not None else f"--storage {_masked(self.storage or '')}"]
+        parts = [f"--db {self.db}" if self.db is not None else f"--storage {masked_url(self.storage or '')}"]
         if self.vector is not None:
-            parts.append(f"--vector {_masked(self.vector)}")
+            parts.append(f"--vector {masked_url(self.vector)}")
         return " ".join(parts)
 
     def missing(self) -> bool:
@@ -268,7 +273,7 @@ class Stores:
         return path is not None and not path.is_file()
 
 
-def _masked(url: str) -> str:
+def masked_url(url: str) -> str:
     """``url`` without its password, for printing."""
     parts = urlsplit(url)
     if not parts.password:

@@ -17,18 +17,20 @@ from ..common import (
     DEFAULT_EMBEDDER,
     EmbedderOption,
     EmbedderOptionsOption,
+    JsonOption,
     Layout,
     LayoutOption,
     StorageOption,
     VectorOption,
     embedder_options,
     message_view,
+    print_json,
     progress_bar,
     run,
     stores,
     user_errors,
 )
-from ..render import Weakness, indented, one_line, render_recall, resolve_layout, text_legend
+from ..render import Weakness, indented, one_line, recall_json, render_recall, resolve_layout, text_legend
 
 if TYPE_CHECKING:
     from ...demo.runner import DemoReport
@@ -50,6 +52,7 @@ def demo_command(
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     embedder_option: EmbedderOptionsOption = None,
     layout: LayoutOption = Layout.auto,
+    as_json: JsonOption = False,
 ) -> None:
     """Show semantic recall at work, offline: load sample chats, then ask about them.
 
@@ -71,7 +74,8 @@ def demo_command(
         run_demo,
     )
 
-    console = Console()
+    # With --json, stdout carries the JSON document alone: the "using ..." line goes to stderr.
+    console = Console(stderr=as_json)
     with user_errors():
         extra = embedder_options(embedder_option)
         if db is not None and storage is not None:
@@ -96,6 +100,9 @@ def demo_command(
                 )
             )
     titles = {thread_id: thread.title for thread_id, thread in report.threads.items()}
+    if as_json:
+        print_json(_demo_json(report, titles))
+        return
     sample_threads = sum(thread_id != QUESTION_THREAD for thread_id in report.threads)
     intro = (
         f"Loaded {report.messages_loaded} messages of user '{DEMO_RESOURCE}' in {sample_threads} "
@@ -129,6 +136,35 @@ def demo_command(
         _demo_summary_text(console, report, titles)
     else:
         console.print(_demo_summary(report, titles))
+
+
+def _demo_json(report: DemoReport, titles: Mapping[str, str]) -> dict[str, Any]:
+    from ...demo.runner import DEMO_RESOURCE, MESSAGE_RANGE, QUESTION_THREAD
+
+    return {
+        "store": report.store,
+        "embedder": report.embedder,
+        "resource_id": DEMO_RESOURCE,
+        "messages_loaded": report.messages_loaded,
+        "threads": dict(titles),
+        "index_name": report.index_name,
+        "elapsed": report.elapsed,
+        "answers": [
+            {
+                "expected_message_id": answer.question.answer_id,
+                **recall_json(
+                    question=answer.question.text,
+                    thread_id=QUESTION_THREAD,
+                    resource_id=DEMO_RESOURCE,
+                    embedder=report.embedder,
+                    result=answer.result,
+                    titles=titles,
+                    message_range=MESSAGE_RANGE,
+                ),
+            }
+            for answer in report.answers
+        ],
+    }
 
 
 def _best(answer: Any) -> tuple[Any, Any]:

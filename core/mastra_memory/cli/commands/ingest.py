@@ -16,10 +16,12 @@ from ..common import (
     DbOption,
     EmbedderOption,
     EmbedderOptionsOption,
+    JsonOption,
     StorageOption,
     VectorOption,
     embedder_options,
     open_memory,
+    print_json,
     progress_bar,
     run_closing,
     stores,
@@ -51,6 +53,7 @@ def ingest_command(
         ),
     ] = False,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Messages per transaction.")] = 100,
+    as_json: JsonOption = False,
 ) -> None:
     """Load messages from a JSON Lines file or a JSON array (storage, plus vectors for recall).
 
@@ -100,6 +103,19 @@ def ingest_command(
                 )
 
         report = run_closing(memory, ingest())
+    if as_json:
+        print_json(
+            {
+                "file": str(file),
+                "saved": report.saved,
+                "skipped": report.skipped,
+                "threads_touched": report.threads_touched,
+                "threads_created": report.threads_created,
+                "stored_in": where.label,
+                "embedder": None if no_embed else embedder,
+            }
+        )
+        return
     console = Console()
     table = Table(title="Ingest complete", title_justify="left", show_header=False)
     table.add_column("What", style="bold")

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...errors import ValidationError
-from ..common import run, user_errors
+from ..common import JsonOption, masked_url, print_json, run, user_errors
 
 FromOption = Annotated[
     str,
@@ -104,6 +104,7 @@ def migrate_command(
     dry_run: DryRunOption = False,
     from_setting: FromSettingOption = None,
     to_setting: ToSettingOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Copy every thread, message and resource from one storage to another, losing nothing.
 
@@ -133,6 +134,19 @@ def migrate_command(
                 await writer.close()
 
         report = run(convert())
+    if as_json:  # the dry run's statements go into the document, not on stdout line by line
+        print_json(
+            {
+                "source": masked_url(source),
+                "destination": masked_url(destination),
+                "threads": report.threads,
+                "messages": report.messages,
+                "resources": report.resources,
+                "dry_run": report.dry_run,
+                "statements": list(report.statements),
+            }
+        )
+        return
     counts = f"{report.threads} thread(s), {report.messages} message(s), {report.resources} resource(s)"
     if dry_run:
         for statement in report.statements:

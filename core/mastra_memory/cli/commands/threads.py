@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -24,6 +23,7 @@ from ..common import (
     embedder_options,
     existing,
     open_memory,
+    print_json,
     progress_bar,
     run_closing,
     stores,
@@ -69,8 +69,7 @@ def threads_command(
 
         rows = run_closing(memory, listing())
     if as_json:
-        data = [{**item.model_dump(mode="json"), "message_count": count} for item, count in rows]
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        print_json([{**item.model_dump(mode="json"), "message_count": count} for item, count in rows])
         return
     console = Console()
     if not rows:
@@ -118,6 +117,7 @@ def reindex_command(
     vector: VectorOption = None,
     embedder: EmbedderOption = DEFAULT_EMBEDDER,
     embedder_option: EmbedderOptionsOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Rebuild message vectors from storage (e.g. after switching embedders).
 
@@ -153,6 +153,9 @@ def reindex_command(
             return indexed, len(threads), index
 
         indexed, thread_count, index = run_closing(memory, reindex())
+    if as_json:
+        print_json({"indexed": indexed, "threads": thread_count, "index": index, "embedder": embedder})
+        return
     where_to = f" into index {index}" if index else ""
     Console().print(
         Text.assemble(
