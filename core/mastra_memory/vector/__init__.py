@@ -17,7 +17,7 @@ Everything public is re-exported here: ``from mastra_memory.vector import Mastra
 from __future__ import annotations
 
 from .arguments import VectorArguments
-from .base import FilterInput, MastraVector, Matrix, Metadata, TranslatedFilter, Vector, logger
+from .base import FilterInput, MastraVector, Matrix, Metadata, QueryRequest, TranslatedFilter, Vector, logger
 from .metadata import first_problem, normalise_metadata
 from .records import (
     DEFAULT_EF_CONSTRUCTION,
@@ -54,6 +54,7 @@ __all__ = [
     "MastraVector",
     "Matrix",
     "Metadata",
+    "QueryRequest",
     "QueryResult",
     "TranslatedFilter",
     "Vector",

@@ -37,7 +37,7 @@ from ..filters.visitor import FilterTranslator
 from .arguments import VectorArguments
 from .records import RESERVED_PREFIX, IndexConfig, IndexStats, QueryResult
 
-__all__ = ["FilterInput", "MastraVector", "Matrix", "Metadata", "TranslatedFilter", "Vector"]
+__all__ = ["FilterInput", "MastraVector", "Matrix", "Metadata", "QueryRequest", "TranslatedFilter", "Vector"]
 
 logger = logging.getLogger("mastra_memory.vector")
 
@@ -74,6 +74,29 @@ class TranslatedFilter:
     native: Any
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class QueryRequest:
+    """One validated query as :meth:`MastraVector.query` hands it to the ``_query`` hook (docs/spec.md §3.1).
+
+    One object rather than one parameter each, so that the template can hand a hook something more
+    without changing every store's signature.
+    """
+
+    #: The native index name.
+    name: str
+    #: The query vector (float64, checked); ``None`` only on a store that declares
+    #: ``metadata_only_query``: then the answer is the first ``top_k`` matches in id order (code point
+    #: order), each with score 0.0.
+    vector: Vector | None
+    top_k: int
+    #: What the store's translator returned for the filter; ``None`` for match-all (docs/spec.md §3.4).
+    native_filter: Any
+    #: Whether the results carry their vectors (the template drops them otherwise).
+    include_vector: bool
+    #: The caller's ``**adapter_options``: only names the store declares in ``query_options``.
+    options: Mapping[str, Any]
+
+
 class MastraVector(VectorArguments, ABC):
     """Base class of every vector store adapter.
 
@@ -84,8 +107,8 @@ class MastraVector(VectorArguments, ABC):
     """
 
     translator: ClassVar[type[FilterTranslator[Any]] | None] = None
-    #: The ``**adapter_options`` :meth:`query` accepts and hands to ``_query`` (``ef``, ``exact``, ...);
-    #: any other is refused before any I/O (docs/spec.md §3.1).
+    #: The ``**adapter_options`` :meth:`query` accepts and hands to ``_query`` (``QueryRequest.options``:
+    #: ``ef``, ``exact``, ...); any other is refused before any I/O (docs/spec.md §3.1).
     query_options: ClassVar[frozenset[str]] = frozenset()
     #: The ``**adapter_options`` :meth:`create_index` accepts and hands to ``_create_index`` (Pinecone's
     #: ``cloud``, LanceDB's ``quantization``, ...); any other is refused before any I/O (docs/spec.md §3.1).
@@ -326,9 +349,8 @@ class MastraVector(VectorArguments, ABC):
             expected, metric = await self._shape(op, name)
             self._check_dimension(op, name, expected, vector.shape[0])
             self._check_direction(op, name, metric, vector, "query_vector", "query with a non-zero vector")
-        results = await self._call(
-            op, self._query(name, vector, top_k, native_filter, bool(include_vector), adapter_options), name
-        )
+        request = QueryRequest(name, vector, top_k, native_filter, bool(include_vector), adapter_options)
+        results = await self._call(op, self._query(request), name)
         for r in results:
             if any(k.startswith(RESERVED_PREFIX) for k in r.metadata):
                 r.metadata = {k: v for k, v in r.metadata.items() if not k.startswith(RESERVED_PREFIX)}
@@ -466,19 +488,10 @@ class MastraVector(VectorArguments, ABC):
         )
 
     @abstractmethod
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        """The top_k best matches with portable scores (``native_filter`` is None for match-all, §3.4);
-        ``options`` holds only names the store declares in ``query_options``. ``vector`` is None only on a
-        store that declares ``metadata_only_query``: then the first ``top_k`` matches in id order (code
-        point order), each with score 0.0 (docs/spec.md §3.1)."""
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        """The ``request.top_k`` best matches with portable scores; with ``request.vector`` None (a store
+        that declares ``metadata_only_query``), the first ``top_k`` matches in id order, score 0.0
+        (docs/spec.md §3.1). Fields: :class:`QueryRequest`."""
 
     @abstractmethod
     async def _list_indexes(self) -> list[str]: ...

@@ -39,7 +39,7 @@ from lancedb.index import BTree, LabelList
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import IndexNotFoundError, ValidationError
 from mastra_memory.filters import matches
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef
 
 from . import layout
@@ -431,30 +431,22 @@ class LanceDBVector(MastraVector):
 
     # --- hooks: query ----------------------------------------------------------------------------
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        for key, value in options.items():
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        for key, value in request.options.items():
             self._count_option(key, value)
-        info = await self._open("QUERY", name)
-        flt = self._render(info, native_filter) if native_filter is not None else None
-        columns = ["id", "metadata", *(["vector"] if include_vector else [])]
-        if vector is None:
-            return await self._list(info, flt, top_k, columns)
-        self._check_dimension("QUERY", name, info.dimension, vector.shape[0])
+        info = await self._open("QUERY", request.name)
+        flt = self._render(info, request.native_filter) if request.native_filter is not None else None
+        columns = ["id", "metadata", *(["vector"] if request.include_vector else [])]
+        if request.vector is None:
+            return await self._list(info, flt, request.top_k, columns)
+        self._check_dimension("QUERY", request.name, info.dimension, request.vector.shape[0])
         where = TRUE if flt is None else await self._decided(info, flt)
         if where == FALSE:
             return []
         if not where:
             assert flt is not None
-            return await self._scan(info, flt, vector, top_k, include_vector)
-        return await self._search(info, where, vector, top_k, columns, options)
+            return await self._scan(info, flt, request.vector, request.top_k, request.include_vector)
+        return await self._search(info, where, request.vector, request.top_k, columns, request.options)
 
     async def _search(
         self,
@@ -463,7 +455,7 @@ class LanceDBVector(MastraVector):
         vector: npt.NDArray[np.float64],
         top_k: int,
         columns: list[str],
-        options: dict[str, Any],
+        options: Mapping[str, Any],
     ) -> list[QueryResult]:
         def build(exact: bool) -> Any:
             query = (

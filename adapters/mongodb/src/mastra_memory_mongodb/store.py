@@ -49,7 +49,7 @@ from mastra_memory.errors import CapabilityError, MastraMemoryError, VectorStore
 from mastra_memory.filters import matches, parse
 from mastra_memory.filters.ast import And, Comparison, ElemMatch, Nor, Not, Or, Regex
 from mastra_memory.filters.numbers import in_int64
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.metadata import first_problem
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, escape_nul, unescape_nul
 from pymongo import ASCENDING, ReplaceOne
@@ -479,40 +479,41 @@ class MongoDBVector(MastraVector):
         wanted = max(100, top_k * self.settings.num_candidates_factor)
         return max(top_k, min(wanted, self.settings.max_num_candidates))
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
         op = "QUERY"
-        flt = self._filter(native_filter) if native_filter is not None else None
-        query = None if vector is None else vector.astype(FLOAT32)
+        flt = self._filter(request.native_filter) if request.native_filter is not None else None
+        query = None if request.vector is None else request.vector.astype(FLOAT32)
         try:
-            index = await self._index(op, name)
-            collection = await self._collection(name)
+            index = await self._index(op, request.name)
+            collection = await self._collection(request.name)
             if query is None:
-                return await list_records(collection, top_k, flt, include_vector, self._read)
-            self._check_dimension(op, name, index.dimension, len(query))
+                return await list_records(collection, request.top_k, flt, request.include_vector, self._read)
+            self._check_dimension(op, request.name, index.dimension, len(query))
             if await self._search_mode() == "atlas" and index.kind != "flat":
                 prefilter = None if flt is None else atlas_prefilter(flt.node, self._filter_fields)
-                if (flt is None or prefilter is not None) and top_k <= self.settings.max_num_candidates:
+                if (
+                    flt is None or prefilter is not None
+                ) and request.top_k <= self.settings.max_num_candidates:
                     pipeline = vector_search_pipeline(
                         query.tolist(),
-                        top_k,
+                        request.top_k,
                         prefilter=prefilter,
-                        num_candidates=self._num_candidates(top_k, options),
-                        exact=bool(options.get("exact")),
-                        include_vector=include_vector,
+                        num_candidates=self._num_candidates(request.top_k, request.options),
+                        exact=bool(request.options.get("exact")),
+                        include_vector=request.include_vector,
                     )
                     hits = await self._atlas_search(collection, index.metric, pipeline)
-                    if len(hits) >= top_k:
+                    if len(hits) >= request.top_k:
                         return hits
             return await exact_search(
-                collection, index.dimension, index.metric, query, top_k, flt, include_vector, self._read
+                collection,
+                index.dimension,
+                index.metric,
+                query,
+                request.top_k,
+                flt,
+                request.include_vector,
+                self._read,
             )
         except PyMongoError as exc:
             raise self._wrap(op, exc) from exc

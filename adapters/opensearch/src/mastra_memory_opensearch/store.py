@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -46,7 +46,7 @@ from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import MastraMemoryError, ValidationError, VectorStoreError
 from mastra_memory.filters.numbers import integer_out_of_range
 from mastra_memory.vector import DEFAULT_EF_CONSTRUCTION, DEFAULT_M
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
 from mastra_memory.vector.ties import past_ties
 from opensearchpy import AsyncOpenSearch
@@ -459,7 +459,7 @@ class OpenSearchVector(MastraVector):
 
     # --- hooks: queries -----------------------------------------------------------------------------
 
-    def _ef(self, info: IndexInfo, top_k: int, options: dict[str, Any]) -> int:
+    def _ef(self, info: IndexInfo, top_k: int, options: Mapping[str, Any]) -> int:
         ef = options.get("ef", info.ef_search)
         if ef is None:
             ef = default_ef(top_k, info.m)
@@ -507,41 +507,33 @@ class OpenSearchVector(MastraVector):
         reply = await self._send("QUERY", name, self.client.count(index=self._index(name), body=body))
         return int(reply["count"])
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        info = await self._info("QUERY", name)
-        ef = self._ef(info, top_k, options)
-        flt: Clause | None = native_filter
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        info = await self._info("QUERY", request.name)
+        ef = self._ef(info, request.top_k, request.options)
+        flt: Clause | None = request.native_filter
         if flt == MATCH_NONE:
             return []
         if flt == MATCH_ALL:
             flt = None
-        if vector is None:
-            return await self._listing(name, top_k, flt, include_vector)
-        exact = bool(options.get("exact", False)) or info.flat
-        query = vector.tolist()
+        if request.vector is None:
+            return await self._listing(request.name, request.top_k, flt, request.include_vector)
+        exact = bool(request.options.get("exact", False)) or info.flat
+        query = request.vector.tolist()
 
         async def search(k: int) -> list[dict[str, Any]]:
             nonlocal exact
             if not exact:
-                hits = await self._knn(name, query, k, ef, flt)
+                hits = await self._knn(request.name, query, k, ef, flt)
                 # Fewer than asked while more match (a filtered HNSW search can run out of candidates):
                 # rerun exactly, so the answer never has fewer than top_k records when that many match.
-                if len(hits) >= k or await self._count(name, flt) <= len(hits):
+                if len(hits) >= k or await self._count(request.name, flt) <= len(hits):
                     return hits
                 exact = True
-            return await self._exact(name, info, query, k, flt)
+            return await self._exact(request.name, info, query, k, flt)
 
         # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
-        hits = await past_ties(search, top_k, lambda hit: hit["_score"], MAX_K)
-        return [self._result(hit, vector, info.metric, include_vector) for hit in hits]
+        hits = await past_ties(search, request.top_k, lambda hit: hit["_score"], MAX_K)
+        return [self._result(hit, request.vector, info.metric, request.include_vector) for hit in hits]
 
     async def _listing(
         self, name: str, top_k: int, flt: Clause | None, include_vector: bool

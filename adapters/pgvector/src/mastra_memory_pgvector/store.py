@@ -40,7 +40,7 @@ from typing import Any, Final
 import psycopg
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import MastraMemoryError, ValidationError, VectorStoreError
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.records import (
     IndexConfig,
     IndexStats,
@@ -454,36 +454,28 @@ class PgVector(MastraVector):
 
     # --- hooks: query -----------------------------------------------------------------------------
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
         op = "QUERY"
         for key in ("ef", "probes"):
-            value = options.get(key)
+            value = request.options.get(key)
             if value is not None:
                 self._count_option(key, value, 1000 if key == "ef" else 32_768)
-        flt = self._filter(native_filter) if native_filter is not None else None
-        query_text = None if vector is None else vector_text(vector)
-        exact_only = bool(options.get("exact"))
+        flt = self._filter(request.native_filter) if request.native_filter is not None else None
+        query_text = None if request.vector is None else vector_text(request.vector)
+        exact_only = bool(request.options.get("exact"))
 
         async def run(conn: Connection) -> list[QueryResult]:
-            index = await self._index(conn, op, name)
+            index = await self._index(conn, op, request.name)
             if query_text is None:
-                return await self._list_records(conn, index, top_k, flt, include_vector)
-            self._check_dimension(op, name, index.dimension, len(vector) if vector is not None else 0)
+                return await self._list_records(conn, index, request.top_k, flt, request.include_vector)
+            self._check_dimension(
+                op, request.name, index.dimension, len(request.vector) if request.vector is not None else 0
+            )
             if index.built and not exact_only:
-                hits = await self._search(
-                    conn, index, query_text, top_k, flt, include_vector, options, ann=True
-                )
-                if len(hits) >= top_k:
+                hits = await self._search(conn, index, query_text, flt, request, ann=True)
+                if len(hits) >= request.top_k:
                     return hits
-            return await self._search(conn, index, query_text, top_k, flt, include_vector, options, ann=False)
+            return await self._search(conn, index, query_text, flt, request, ann=False)
 
         results: list[QueryResult] = await self._run(op, run)
         return results
@@ -516,20 +508,22 @@ class PgVector(MastraVector):
         conn: Connection,
         index: IndexRow,
         query_text: str,
-        top_k: int,
         flt: SqlFilter | None,
-        include_vector: bool,
-        options: dict[str, Any],
+        request: QueryRequest,
         *,
         ann: bool,
     ) -> list[QueryResult]:
         operator = _OPERATOR[index.metric]
         distance = f"(embedding {operator} %(m_query)s::vector)"
         where = f"WHERE {flt.sql}" if flt else ""
-        columns = "id, metadata, " + distance + (", embedding::text" if include_vector else "")
-        params: dict[str, Any] = {**(flt.params if flt else {}), "m_query": query_text, "m_limit": top_k}
+        columns = "id, metadata, " + distance + (", embedding::text" if request.include_vector else "")
+        params: dict[str, Any] = {
+            **(flt.params if flt else {}),
+            "m_query": query_text,
+            "m_limit": request.top_k,
+        }
         if ann:
-            await tune(conn, index, top_k, options, iterative=self._pgvector >= (0, 8))
+            await tune(conn, index, request.top_k, request.options, iterative=self._pgvector >= (0, 8))
             if index.dimension > VECTOR_INDEX_MAX:
                 half = f"halfvec({index.dimension})"
                 order = f"(embedding::{half} {operator} %(m_query)s::{half})"
@@ -549,7 +543,7 @@ class PgVector(MastraVector):
                 id=unescape_nul(row[0]),
                 score=_score(index.metric, row[2]),
                 metadata=row[1],
-                vector=parse_vector(row[3]) if include_vector else None,
+                vector=parse_vector(row[3]) if request.include_vector else None,
             )
             for row in rows
         ]

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.errors import CapabilityError, ValidationError, VectorStoreError
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult
 from mastra_memory.vector.ties import past_ties
 
@@ -359,32 +359,26 @@ class PineconeVector(MastraVector):
         ]
         await self._send("UPSERT", name, records)
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        namespace = options.get("namespace", self.namespace)
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        namespace = request.options.get("namespace", self.namespace)
         if not isinstance(namespace, str):
             raise self._error(ValidationError, "QUERY", "INVALID_ARGS", "namespace must be a string")
-        assert vector is not None  # metadata_only_query is not declared: the base class requires a vector
-        flt: PineconeFilter | None = native_filter
+        assert (
+            request.vector is not None
+        )  # metadata_only_query is not declared: the base class requires a vector
+        flt: PineconeFilter | None = request.native_filter
         if flt is not None and flt.never:
             return []
-        dimension, metric = await self._shape("QUERY", name)
-        zero = _is_zero(vector)
-        query = vector.astype(np.float32)
+        dimension, metric = await self._shape("QUERY", request.name)
+        zero = _is_zero(request.vector)
+        query = request.vector.astype(np.float32)
         if zero:
             query = np.zeros(dimension, dtype=np.float32)
             query[0] = ZERO_STANDIN
         # Every record scores exactly 0 for a zero query on a dotproduct index: the answer is the first top_k
         # ids, so all must be seen.
         every = zero and metric == "dotproduct"
-        index = await self._data("QUERY", name)
+        index = await self._data("QUERY", request.name)
 
         async def search(limit: int) -> Any:
             response = await index.query(
@@ -392,30 +386,32 @@ class PineconeVector(MastraVector):
                 vector=[float(x) for x in query],
                 filter=None if flt is None else flt.expression,
                 include_metadata=True,
-                include_values=include_vector,
+                include_values=request.include_vector,
                 namespace=namespace,
             )
             return response.matches
 
         # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
         first = MAX_TOP_K_WITH_DATA if every else None
-        matches = await past_ties(search, top_k, lambda match: match.score, MAX_TOP_K_WITH_DATA, first)
+        matches = await past_ties(
+            search, request.top_k, lambda match: match.score, MAX_TOP_K_WITH_DATA, first
+        )
         if every and len(matches) >= MAX_TOP_K_WITH_DATA:
             raise self._error(
                 CapabilityError,
                 "QUERY",
                 "UNSUPPORTED",
-                f"a zero query vector scores every record of the dotproduct index {name!r} 0, so the answer "
-                f"is the first {top_k} ids of every match; Pinecone returns at most {MAX_TOP_K_WITH_DATA:,} "
-                "matches with metadata, and this filter matches more: narrow the filter or use a non-zero "
-                "query vector",
+                f"a zero query vector scores every record of the dotproduct index {request.name!r} 0, so the "
+                f"answer is the first {request.top_k} ids of every match; Pinecone returns at most "
+                f"{MAX_TOP_K_WITH_DATA:,} matches with metadata, and this filter matches more: narrow the "
+                "filter or use a non-zero query vector",
             )
         results = []
         for match in matches:
             rid, meta, zero_record = decode(match.metadata, match.id)
             score = 0.0 if zero and metric == "dotproduct" else self._score(metric, float(match.score))
             values: list[float] | None = None
-            if include_vector:
+            if request.include_vector:
                 values = [0.0] * dimension if zero_record else [float(x) for x in match.values]
             results.append(QueryResult(id=rid, score=score, metadata=meta, vector=values))
         return results

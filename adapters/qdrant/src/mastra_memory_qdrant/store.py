@@ -44,7 +44,7 @@ import numpy as np
 from mastra_memory.capabilities import AdapterCapabilities, Metric
 from mastra_memory.filters.numbers import integer_out_of_range
 from mastra_memory.vector import DEFAULT_EF_CONSTRUCTION, DEFAULT_M
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
 from mastra_memory.vector.ties import past_ties
 
@@ -226,31 +226,27 @@ class QdrantVector(MastraVector):
             await self._backend.upsert(name, list(batch))
         await self._backend.after_upsert(name)
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        info = await self._info("QUERY", name)
-        if vector is None:
-            return await self._listing(name, info, top_k, self._filter(native_filter), include_vector)
-        ef = options.get("ef", self._ef.get(name))
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        info = await self._info("QUERY", request.name)
+        if request.vector is None:
+            return await self._listing(
+                request.name, info, request.top_k, self._filter(request.native_filter), request.include_vector
+            )
+        ef = request.options.get("ef", self._ef.get(request.name))
         if ef is None:
-            ef = default_ef(top_k, info.m or DEFAULT_M)
+            ef = default_ef(request.top_k, info.m or DEFAULT_M)
         ef = self._count_option("ef", ef)
-        exact = bool(options.get("exact", False)) or info.m == 0
-        flt = self._filter(native_filter)
-        query = vector.tolist()
+        exact = bool(request.options.get("exact", False)) or info.m == 0
+        flt = self._filter(request.native_filter)
+        query = request.vector.tolist()
         # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
 
         async def search(limit: int) -> list[Hit]:
-            return await self._backend.search(name, query, limit, flt, include_vector, max(ef, limit), exact)
+            return await self._backend.search(
+                request.name, query, limit, flt, request.include_vector, max(ef, limit), exact
+            )
 
-        hits = await past_ties(search, top_k, lambda hit: hit.score)
+        hits = await past_ties(search, request.top_k, lambda hit: hit.score)
         # Qdrant returns a cosine collection's vectors normalised; the stored vector is what was written.
         cosine = info.metric == "cosine"
         return [

@@ -44,7 +44,7 @@ from mastra_memory.errors import ConfigError, ValidationError
 from mastra_memory.filters import matches
 from mastra_memory.filters.ast import Node
 from mastra_memory.filters.parse import parse
-from mastra_memory.vector.base import MastraVector, Matrix, Metadata, Vector
+from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult
 from mastra_memory.vector.ties import past_ties
 
@@ -365,40 +365,32 @@ class S3VectorsVector(MastraVector):
             return 1.0 / (1.0 + max(distance, 0.0))
         return 1.0 - distance
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        _, metric = await self._shape("QUERY", name)  # raises IndexNotFoundError for a missing index
-        flt: S3Filter | None = native_filter
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        _, metric = await self._shape("QUERY", request.name)  # raises IndexNotFoundError for a missing index
+        flt: S3Filter | None = request.native_filter
         if flt is not None and flt.native == FALSE:
             return []
-        if vector is None:
-            return await self._listing(name, flt, top_k, include_vector)
+        if request.vector is None:
+            return await self._listing(request.name, flt, request.top_k, request.include_vector)
         document = flt.document() if flt is not None else None
-        request: dict[str, Any] = dict(
-            queryVector={"float32": vector.astype(np.float32).tolist()},
+        params: dict[str, Any] = dict(
+            queryVector={"float32": request.vector.astype(np.float32).tolist()},
             returnMetadata=True,
             returnDistance=True,
         )
         if document is not None:
-            request["filter"] = document
+            params["filter"] = document
         # Ties at the cut-off are broken by id (docs/spec.md §3.1): past_ties asks for more while they tie.
 
         async def query(limit: int) -> list[dict[str, Any]]:
-            reply = await self._index_call("query_vectors", name, topK=limit, **request)
+            reply = await self._index_call("query_vectors", request.name, topK=limit, **params)
             hits: list[dict[str, Any]] = reply.get("vectors", [])
             return hits
 
-        hits = await past_ties(query, top_k, lambda hit: hit.get("distance"), MAX_TOP_K)
+        hits = await past_ties(query, request.top_k, lambda hit: hit.get("distance"), MAX_TOP_K)
         vectors: dict[str, list[float]] = {}
-        if include_vector and hits:
-            vectors = await self._vectors(name, [h["key"] for h in hits])
+        if request.include_vector and hits:
+            vectors = await self._vectors(request.name, [h["key"] for h in hits])
         return [
             QueryResult(
                 id=hit["key"],

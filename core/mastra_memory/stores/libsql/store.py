@@ -38,7 +38,7 @@ from ...capabilities import Metric
 from ...errors import ValidationError
 from ...filters.ast import Node
 from ...scores import best
-from ...vector.base import MastraVector, Matrix, Metadata, Vector, _parsed
+from ...vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector, _parsed
 from ...vector.metadata import first_problem
 from ...vector.records import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, QueryResult
 from ..sqlite.layout import check_layout
@@ -351,20 +351,20 @@ class LibSQLVector(MastraVector):
 
     # --- hooks: query --------------------------------------------------------------------------
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        native_filter = request.native_filter
         where, values = fragment_sql(self._fragment(native_filter) if native_filter is not None else None)
+        vector = request.vector
         if vector is None:
-            return await self._read(lambda conn: self._list(conn, name, top_k, where, values, include_vector))
+            return await self._read(
+                lambda conn: self._list(
+                    conn, request.name, request.top_k, where, values, request.include_vector
+                )
+            )
         return await self._read(
-            lambda conn: self._search(conn, name, vector, top_k, where, values, include_vector)
+            lambda conn: self._search(
+                conn, request.name, vector, request.top_k, where, values, request.include_vector
+            )
         )
 
     def _list(

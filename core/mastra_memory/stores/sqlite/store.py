@@ -49,7 +49,7 @@ from ...capabilities import Metric
 from ...errors import ValidationError
 from ...filters.ast import Node
 from ...filters.numbers import in_int64
-from ...vector.base import MastraVector, Matrix, Metadata, Vector, _parsed
+from ...vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector, _parsed
 from ...vector.metadata import first_problem
 from ...vector.records import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, QueryResult
 from ...vector.sql_translate import IDENTIFIER
@@ -483,22 +483,19 @@ class SQLiteVector(MastraVector):
 
     # --- hooks: query --------------------------------------------------------------------------
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        fragment = self._fragment(native_filter) if native_filter is not None else None
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        fragment = self._fragment(request.native_filter) if request.native_filter is not None else None
+        vector = request.vector
         if vector is None:
             return await self._read(
-                lambda conn: self._list_records(conn, name, top_k, fragment, include_vector)
+                lambda conn: self._list_records(
+                    conn, request.name, request.top_k, fragment, request.include_vector
+                )
             )
         return await self._read(
-            lambda conn: self._search(conn, name, vector, top_k, fragment, include_vector)
+            lambda conn: self._search(
+                conn, request.name, vector, request.top_k, fragment, request.include_vector
+            )
         )
 
     def _list_records(

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import ValidationError
-from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryResult
+from mastra_memory.vector import IndexConfig, IndexStats, MastraVector, QueryRequest, QueryResult
 
 from .capabilities import CAPABILITIES
 from .settings import DictStoreSettings
@@ -119,16 +119,8 @@ class DictStoreVector(MastraVector):
         for rid, row, meta in zip(ids, vectors, metadata, strict=True):
             index.records[rid] = _Record(np.array(row, dtype=np.float64), copy.deepcopy(meta))
 
-    async def _query(
-        self,
-        name: str,
-        vector: Vector | None,
-        top_k: int,
-        native_filter: Any,
-        include_vector: bool,
-        options: dict[str, Any],
-    ) -> list[QueryResult]:
-        unknown = sorted(set(options) - _ANN_QUERY_OPTIONS)
+    async def _query(self, request: QueryRequest) -> list[QueryResult]:
+        unknown = sorted(set(request.options) - _ANN_QUERY_OPTIONS)
         if unknown:
             raise self._error(
                 ValidationError,
@@ -136,12 +128,12 @@ class DictStoreVector(MastraVector):
                 "INVALID_ARGS",
                 f"unknown query options {unknown} for dictstore (accepted and ignored: ef, probes)",
             )
-        index = self._get("QUERY", name)
-        matching = self._matching(index, native_filter)
-        if vector is None:
+        index = self._get("QUERY", request.name)
+        matching = self._matching(index, request.native_filter)
+        if request.vector is None:
             ranked = [(rid, rec, 0.0) for rid, rec in sorted(matching, key=lambda item: item[0])]
         elif matching:
-            scores = _scores(np.vstack([rec.vector for _, rec in matching]), vector, index.metric)
+            scores = _scores(np.vstack([rec.vector for _, rec in matching]), request.vector, index.metric)
             ranked = sorted(
                 ((rid, rec, float(score)) for (rid, rec), score in zip(matching, scores, strict=True)),
                 key=lambda item: (-item[2], item[0]),
@@ -153,9 +145,9 @@ class DictStoreVector(MastraVector):
                 id=rid,
                 score=score,
                 metadata=copy.deepcopy(rec.metadata),
-                vector=rec.vector.tolist() if include_vector else None,
+                vector=rec.vector.tolist() if request.include_vector else None,
             )
-            for rid, rec, score in ranked[:top_k]
+            for rid, rec, score in ranked[: request.top_k]
         ]
 
     async def _list_indexes(self) -> list[str]:
