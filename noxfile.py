@@ -86,7 +86,7 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core package."""
-    _sync(session, "typecheck", extras=("cli",))
+    _sync(session, "typecheck", extras=("cli", "otel"))
     session.run("mypy")
 
 
@@ -96,7 +96,7 @@ def tests(session: nox.Session) -> None:
     # The OpenSearch and MongoDB adapters bring the native test servers (in their `testing` subpackages) that
     # docs/targets.md's example and the kit's missing-tool tests start.
     # pgvector: tests/interop/test_pg_storage.py runs Mastra's PostgresStore against its test server.
-    _sync(session, "test", extras=("wordllama", "opensearch", "mongodb", "libsql", "pgvector"))
+    _sync(session, "test", extras=("wordllama", "opensearch", "mongodb", "libsql", "pgvector", "otel"))
     # tests/servers builds and starts real servers: the `targets` session runs it; tests/faults kills
     # processes and servers: the `faults` session runs it. tests/interop runs Mastra: it installs the pinned
     # @mastra/* packages itself (`npm ci`, bounded) when node and npm are here (tests/interop/mastra_runner).

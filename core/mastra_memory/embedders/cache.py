@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConfigError, EmbeddingError
+from ..tracing import span
 from .base import Embedder, EmbedResult, cache_namespace
 from .validate import check_embeddings
 
@@ -161,7 +162,14 @@ class EmbeddingCache:
             batch_size = max(1, int(embedder.max_batch_size))
             for start in range(0, len(texts), batch_size):
                 batch = texts[start : start + batch_size]
-                result = await embedder.embed_many(batch, **options)
+                with span(
+                    "mastra_memory.embed",
+                    {"mastra_memory.embedder": embedder.model_id, "mastra_memory.text_count": len(batch)},
+                    text=batch,
+                ) as current:
+                    result = await embedder.embed_many(batch, **options)
+                    if isinstance(result, EmbedResult):
+                        current.set_attribute("mastra_memory.embed.usage_tokens", result.usage_tokens or 0)
                 if not isinstance(result, EmbedResult):
                     raise EmbeddingError(
                         f"Embedder {embedder.model_id} returned {type(result).__name__} from embed_many(); "

@@ -42,6 +42,7 @@ from ..storage import (
     Thread,
     ThreadPage,
 )
+from ..tracing import span, traced
 from ..vector import MastraVector
 from .arguments import optional_resource, require_id
 from .background import BackgroundWork
@@ -72,6 +73,7 @@ from .retention import prune as prune_tables
 from .stored_messages import messages_to_store
 from .threads import CloneThreadOptions, CloneThreadResult, CopyThreadResult, clone_thread, move_thread
 from .titles import TitleGenerator
+from .traces import recall_attributes, recall_found, save_after, save_before
 from .working_memory_store import WorkingMemoryStore
 
 if TYPE_CHECKING:
@@ -371,6 +373,7 @@ class Memory:
 
     # --- writes ---------------------------------------------------------------------------------
 
+    @traced("mastra_memory.save_messages", save_before, save_after)
     async def save_messages(
         self,
         messages: Sequence[MessageInput],
@@ -580,10 +583,15 @@ class Memory:
         if request is None:  # docs/spec.md §5.3 step 3: nothing to fetch, storage untouched
             return RecallResult(messages=[], total=0, page=page, per_page=0, has_more=False)
         await self.init()
-        await check_thread_access(self.storage, request)
-        recall = cfg.recall
-        semantic = SemanticSearch(recall, self.indexer(recall)) if recall is not None else None
-        found = await recall_messages(self.storage, request, semantic)
+        # A span block, not a decorator: a wrapper frame would move the warning above off the caller's line.
+        with span(
+            "mastra_memory.recall", recall_attributes(request), text=vector_search_string or ""
+        ) as current:
+            await check_thread_access(self.storage, request)
+            recall = cfg.recall
+            semantic = SemanticSearch(recall, self.indexer(recall)) if recall is not None else None
+            found = await recall_messages(self.storage, request, semantic)
+            recall_found(found, current)
         assert found.page is not None  # Memory always fetches
         return RecallResult(
             messages=found.messages,

@@ -31,6 +31,7 @@ from ...messages import MastraDBMessage, message_text
 from ...metadata_limits import RECORD_METADATA, metadata_problem, shown
 from ...storage import MemoryStorage, Thread
 from ...timestamps import canonical_timestamp
+from ...tracing import vector_call
 from ...vector import MIN_COSINE_NORM, IndexConfig, MastraVector
 from .chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .indexability import (
@@ -415,11 +416,23 @@ class MessageIndexer:
         # docs/spec.md §5.4: write before deleting anything, so a refused or failed write loses no vector.
         if name is not None and ids:
             try:
-                await self.vector.upsert(name, embeddings, metas, ids)
+                await vector_call(
+                    "upsert",
+                    self.vector,
+                    name,
+                    self.vector.upsert(name, embeddings, metas, ids),
+                    count=len(ids),
+                )
             except IndexNotFoundError:
                 # Dropped behind our back (delete_index) after it was ensured: create it again, once.
                 name = await self.ensure_index(len(embeddings[0]), again=True)
-                await self.vector.upsert(name, embeddings, metas, ids)
+                await vector_call(
+                    "upsert",
+                    self.vector,
+                    name,
+                    self.vector.upsert(name, embeddings, metas, ids),
+                    count=len(ids),
+                )
         written: dict[str, set[int]] = {m.id: set() for m in todo}
         for meta in metas:
             written[meta["message_id"]].add(meta["chunk_index"])
@@ -473,7 +486,9 @@ class MessageIndexer:
         """Delete the vectors ``flt`` matches in ``index``; a store error is a ``VectorCleanupError`` that
         says ``what`` was being deleted, what is ``done`` already, and to retry."""
         try:
-            await self.vector.delete_vectors(index, filter=flt)
+            await vector_call(
+                "delete_vectors", self.vector, index, self.vector.delete_vectors(index, filter=flt)
+            )
         except MastraMemoryError as exc:
             raise VectorCleanupError(
                 f"deleting {what} from index {index!r} failed: {exc}; {done}, retry the same call",

@@ -23,6 +23,7 @@ from ...filters import And, Comparison, ElemMatch, Node, Not, Regex
 from ...messages import MastraDBMessage
 from ...metadata_limits import is_unicode
 from ...storage import MemoryStorage
+from ...tracing import vector_call
 from ...vector import QueryResult
 from ..config import MemoryConfig, Scope, SemanticRecallConfig
 from ..index.chunking import chunk_text
@@ -141,7 +142,16 @@ async def search_messages(
 
     async def query_all(index: str) -> list[list[QueryResult]]:
         return await asyncio.gather(
-            *(vector.query(index, emb, top_k=top_k, filter=translated) for emb in embeddings)
+            *(
+                vector_call(
+                    "query",
+                    vector,
+                    index,
+                    vector.query(index, emb, top_k=top_k, filter=translated),
+                    top_k=top_k,
+                )
+                for emb in embeddings
+            )
         )
 
     try:
