@@ -35,7 +35,7 @@ import logging
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import psycopg
 from mastra_memory.capabilities import Metric
@@ -104,6 +104,8 @@ class PgVector(MastraVector):
     translator = PgFilterTranslator
     query_options = _QUERY_OPTIONS
     native_index_name_pattern = _NATIVE_NAME
+    # The column of a record's id in the table that holds the rows (``vector_id`` in the Mastra layout).
+    _ID_COLUMN: ClassVar[str] = "id"
 
     def __new__(cls, settings: PgVectorSettings | str | None = None) -> PgVector:
         # layout="mastra": @mastra/pg's own per-index tables, the subclass of .vector_tables (§4.7).
@@ -122,10 +124,29 @@ class PgVector(MastraVector):
 
     # --- plumbing ----------------------------------------------------------------------------------
 
-    def _table(self, name: str) -> str:
+    def _real(self, name: str) -> str:
+        """The table that holds the index's rows, which writes address."""
         if not _NATIVE_NAME.fullmatch(name):  # the base validated it; never build SQL from anything else
             raise ValidationError(f"invalid index name {name!r}")
         return f"{quote_ident(self.schema)}.{quote_ident(name)}"
+
+    def _table(self, name: str) -> str:
+        """What reads select ``id, embedding, metadata`` from: here the table itself."""
+        return self._real(name)
+
+    def _scoped(self, where: str) -> str:
+        """The condition a write puts on the rows of ``_real``: all of them are the index's here."""
+        return where
+
+    def _insert_from_stage(self, table: str) -> str:
+        """The INSERT moving the staged rows numbered in ``[%s, %s)`` into ``table`` (insert or replace)."""
+        return (
+            f"INSERT INTO {table} (id, embedding, metadata) "
+            f"SELECT id, embedding, metadata FROM {_STAGE} "
+            "WHERE n >= %s AND n < %s ORDER BY n "
+            "ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, "
+            "metadata = EXCLUDED.metadata"
+        )
 
     @property
     def _registry(self) -> str:
@@ -353,14 +374,16 @@ class PgVector(MastraVector):
         texts = [metadata_text(meta) for meta in metadata]
         order = sorted(range(len(ids)), key=ids.__getitem__)  # one lock order for concurrent upserts
         payload = copy_payload([ids[i] for i in order], as_float32[order], [texts[i] for i in order])
-        table = self._table(name)
+        table = self._real(name)
         rows = len(ids)
 
         async def upsert(conn: Connection) -> None:
             index = await self._index(conn, op, name, lock=True)
             self._check_dimension(op, name, index.dimension, vectors.shape[1])
             if replaced is not None:
-                await conn.execute(f"DELETE FROM {table} WHERE {replaced.sql}", dict(replaced.params))
+                await conn.execute(
+                    f"DELETE FROM {table} WHERE {self._scoped(replaced.sql)}", dict(replaced.params)
+                )
             # Rows travel in one binary COPY into a per-session staging table, then move in INSERT
             # statements of at most 16,383 rows each (ON CONFLICT: insert or replace).
             # The stage is empty here: ``run`` always holds a transaction, ON COMMIT DELETE ROWS empties it
@@ -378,14 +401,7 @@ class PgVector(MastraVector):
                 for start in range(0, len(payload), _COPY_CHUNK):
                     await copy.write(payload[start : start + _COPY_CHUNK])
             for first in range(1, rows + 1, MAX_ROWS_PER_STATEMENT):
-                await conn.execute(
-                    f"INSERT INTO {table} (id, embedding, metadata) "
-                    f"SELECT id, embedding, metadata FROM {_STAGE} "
-                    "WHERE n >= %s AND n < %s ORDER BY n "
-                    "ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, "
-                    "metadata = EXCLUDED.metadata",
-                    (first, first + MAX_ROWS_PER_STATEMENT),
-                )
+                await conn.execute(self._insert_from_stage(table), (first, first + MAX_ROWS_PER_STATEMENT))
             if index.kind == "ivfflat" and not index.built:
                 await self._train_ivf(conn, index)
 
@@ -399,7 +415,7 @@ class PgVector(MastraVector):
     async def _update_by_id(
         self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
     ) -> None:
-        await self._update(name, "id = %(m_id)s", {"m_id": escape_nul(id)}, vector, metadata)
+        await self._update(name, f"{self._ID_COLUMN} = %(m_id)s", {"m_id": escape_nul(id)}, vector, metadata)
 
     async def _update_by_filter(
         self, name: str, native_filter: Any, vector: Vector | None, metadata: Metadata | None
@@ -419,36 +435,34 @@ class PgVector(MastraVector):
         if metadata is not None:
             assignments.append("metadata = %(m_metadata)s::jsonb")
             values["m_metadata"] = metadata_text(metadata)
-        table = self._table(name)
+        table = self._real(name)
 
         async def update(conn: Connection) -> None:
             index = await self._index(conn, op, name, lock=True)
             if vector is not None:
                 self._check_dimension(op, name, index.dimension, vector.shape[0])
-            await conn.execute(f"UPDATE {table} SET {', '.join(assignments)} WHERE {where}", values)
+            await conn.execute(
+                f"UPDATE {table} SET {', '.join(assignments)} WHERE {self._scoped(where)}", values
+            )
 
         await self._run(op, update)
 
     async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
-        op = "DELETE_VECTORS"
         wanted = [escape_nul(i) for i in ids]
-        table = self._table(name)
-
-        async def delete(conn: Connection) -> None:
-            await self._index(conn, op, name, lock=True)
-            if wanted:
-                await conn.execute(f"DELETE FROM {table} WHERE id = ANY(%(ids)s::text[])", {"ids": wanted})
-
-        await self._run(op, delete)
+        await self._delete(name, f"{self._ID_COLUMN} = ANY(%(ids)s::text[])", {"ids": wanted}, bool(wanted))
 
     async def _delete_by_filter(self, name: str, native_filter: Any) -> None:
-        op = "DELETE_VECTORS"
         flt = self._filter(native_filter)
-        table = self._table(name)
+        await self._delete(name, flt.sql, dict(flt.params), True)
+
+    async def _delete(self, name: str, where: str, params: dict[str, Any], any_rows: bool) -> None:
+        op = "DELETE_VECTORS"
+        table = self._real(name)
 
         async def delete(conn: Connection) -> None:
             await self._index(conn, op, name, lock=True)
-            await conn.execute(f"DELETE FROM {table} WHERE {flt.sql}", dict(flt.params))
+            if any_rows:
+                await conn.execute(f"DELETE FROM {table} WHERE {self._scoped(where)}", params)
 
         await self._run(op, delete)
 

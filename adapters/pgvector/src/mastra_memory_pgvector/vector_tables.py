@@ -35,22 +35,17 @@ from typing import Any, Final
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import CapabilityError, ValidationError
 from mastra_memory.storage.layouts import Layout, StorageLayoutError, layout_setting, wrong_layout
-from mastra_memory.vector.base import Matrix, Metadata, Vector
-from mastra_memory.vector.records import IndexConfig, IndexStats, escape_nul
+from mastra_memory.vector.records import IndexConfig
 
 from .ann import VECTOR_INDEX_MAX, IndexRow
-from .capabilities import MAX_ROWS_PER_STATEMENT
 from .connection import Connection, quote_ident
-from .layout import FLOAT32, copy_payload, metadata_text, vector_text
 from .store import _STAGE, PgVector
-from .translate import SqlFilter
 
 __all__ = ["MastraTablesPgVector", "mastra_ddl", "vector_table_layout", "xxh32"]
 
 logger = logging.getLogger("mastra_memory_pgvector.vector_tables")
 
 NAMESPACE: Final = "default"  # Mastra's DEFAULT_NAMESPACE: every record of an index written without one
-_COPY_CHUNK: Final = 4 << 20
 _HNSW_M: Final = 8  # Mastra's defaults for an hnsw index without parameters
 _HNSW_EF_CONSTRUCTION: Final = 32
 _OPCLASS: Final[dict[Metric, str]] = {
@@ -256,10 +251,9 @@ def _metric(opclass: str) -> Metric:
 class MastraTablesPgVector(PgVector):
     """:class:`PgVector` on ``@mastra/pg``'s per-index tables; ``PgVector(layout="mastra")`` is one."""
 
-    # --- plumbing ----------------------------------------------------------------------------------
+    _ID_COLUMN = "vector_id"
 
-    def _real(self, name: str) -> str:
-        return super()._table(name)
+    # --- plumbing ----------------------------------------------------------------------------------
 
     def _table(self, name: str) -> str:
         """What the shared read code selects from: the index's ``default`` namespace, ``vector_id`` as
@@ -268,6 +262,23 @@ class MastraTablesPgVector(PgVector):
             f'(SELECT vector_id COLLATE "C" AS id, embedding, metadata FROM {self._real(name)} '
             f"WHERE namespace = '{NAMESPACE}') AS m_rows"
         )
+
+    def _scoped(self, where: str) -> str:
+        """Writes touch only the index's ``default`` namespace."""
+        return f"namespace = '{NAMESPACE}' AND ({where})"
+
+    def _insert_from_stage(self, table: str) -> str:
+        """As the own layout's (store.py), onto Mastra's unique ``(namespace, vector_id)``."""
+        return (
+            f"INSERT INTO {table} (vector_id, embedding, metadata, namespace) "
+            f"SELECT id, embedding, metadata, '{NAMESPACE}' FROM {_STAGE} "
+            "WHERE n >= %s AND n < %s ORDER BY n "
+            "ON CONFLICT (namespace, vector_id) DO UPDATE SET embedding = EXCLUDED.embedding, "
+            "metadata = EXCLUDED.metadata"
+        )
+
+    async def _train_ivf(self, conn: Connection, index: IndexRow) -> None:
+        """Never: a Mastra table's ivfflat index is searched exactly and never rebuilt (module docstring)."""
 
     async def _catalog(self, conn: Connection, operation: str, name: str) -> IndexRow | None:
         """The index as the catalog describes it, None when there is no table; a table of this project's
@@ -347,17 +358,6 @@ class MastraTablesPgVector(PgVector):
         result: list[str] = await self._run("LIST_INDEXES", names)
         return result
 
-    async def _describe_index(self, name: str) -> IndexStats:
-        async def describe(conn: Connection) -> IndexStats:
-            index = await self._index(conn, "DESCRIBE_INDEX", name)
-            count = await (await conn.execute(f"SELECT count(*) FROM {self._table(name)}")).fetchone()
-            return IndexStats(
-                dimension=index.dimension, count=int(count[0]) if count else 0, metric=index.metric
-            )
-
-        stats: IndexStats = await self._run("DESCRIBE_INDEX", describe)
-        return stats
-
     async def _delete_index(self, name: str) -> None:
         async def delete(conn: Connection) -> None:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{self.schema}.{name}",))
@@ -365,104 +365,3 @@ class MastraTablesPgVector(PgVector):
                 await conn.execute(f"DROP TABLE IF EXISTS {self._real(name)}")
 
         await self._run("DELETE_INDEX", delete)
-
-    # --- hooks: writes -----------------------------------------------------------------------------
-
-    async def _write_rows(
-        self,
-        name: str,
-        replaced: SqlFilter | None,
-        ids: list[str],
-        vectors: Matrix,
-        metadata: list[Metadata],
-    ) -> None:
-        op = "UPSERT"
-        as_float32 = vectors.astype(FLOAT32)
-        ids = [escape_nul(rid) for rid in ids]
-        texts = [metadata_text(meta) for meta in metadata]
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        payload = copy_payload([ids[i] for i in order], as_float32[order], [texts[i] for i in order])
-        table = self._real(name)
-
-        async def upsert(conn: Connection) -> None:
-            index = await self._index(conn, op, name)
-            self._check_dimension(op, name, index.dimension, vectors.shape[1])
-            if replaced is not None:
-                await conn.execute(
-                    f"DELETE FROM {table} WHERE namespace = '{NAMESPACE}' AND ({replaced.sql})",
-                    dict(replaced.params),
-                )
-            # As the own layout's upsert (store.py): one binary COPY into the staging table, then INSERTs
-            # of at most 16,383 rows, onto Mastra's unique (namespace, vector_id).
-            await conn.execute(
-                f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} (n bigserial, id text, embedding vector, "
-                "metadata jsonb) ON COMMIT DELETE ROWS; "
-                f"SELECT setval(pg_get_serial_sequence('{_STAGE}', 'n'), 1, false)"
-            )
-            async with conn.cursor().copy(
-                f"COPY {_STAGE} (id, embedding, metadata) FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                for start in range(0, len(payload), _COPY_CHUNK):
-                    await copy.write(payload[start : start + _COPY_CHUNK])
-            for first in range(1, len(ids) + 1, MAX_ROWS_PER_STATEMENT):
-                await conn.execute(
-                    f"INSERT INTO {table} (vector_id, embedding, metadata, namespace) "
-                    f"SELECT id, embedding, metadata, '{NAMESPACE}' FROM {_STAGE} "
-                    "WHERE n >= %s AND n < %s ORDER BY n "
-                    "ON CONFLICT (namespace, vector_id) DO UPDATE SET embedding = EXCLUDED.embedding, "
-                    "metadata = EXCLUDED.metadata",
-                    (first, first + MAX_ROWS_PER_STATEMENT),
-                )
-
-        await self._run(op, upsert)
-
-    async def _update_by_id(
-        self, name: str, id: str, vector: Vector | None, metadata: Metadata | None
-    ) -> None:
-        await self._update(name, "vector_id = %(m_id)s", {"m_id": escape_nul(id)}, vector, metadata)
-
-    async def _update(
-        self, name: str, where: str, params: dict[str, Any], vector: Vector | None, metadata: Metadata | None
-    ) -> None:
-        op = "UPDATE_VECTOR"
-        assignments = []
-        values = dict(params)
-        if vector is not None:
-            assignments.append("embedding = %(m_vector)s::vector")
-            values["m_vector"] = vector_text(vector)
-        if metadata is not None:
-            assignments.append("metadata = %(m_metadata)s::jsonb")
-            values["m_metadata"] = metadata_text(metadata)
-        table = self._real(name)
-
-        async def update(conn: Connection) -> None:
-            index = await self._index(conn, op, name)
-            if vector is not None:
-                self._check_dimension(op, name, index.dimension, vector.shape[0])
-            await conn.execute(
-                f"UPDATE {table} SET {', '.join(assignments)} WHERE namespace = '{NAMESPACE}' AND ({where})",
-                values,
-            )
-
-        await self._run(op, update)
-
-    async def _delete_by_ids(self, name: str, ids: list[str]) -> None:
-        wanted = [escape_nul(i) for i in ids]
-        await self._delete(name, "vector_id = ANY(%(ids)s::text[])", {"ids": wanted}, bool(wanted))
-
-    async def _delete_by_filter(self, name: str, native_filter: Any) -> None:
-        flt = self._filter(native_filter)
-        await self._delete(name, flt.sql, dict(flt.params), True)
-
-    async def _delete(self, name: str, where: str, params: dict[str, Any], any_rows: bool) -> None:
-        op = "DELETE_VECTORS"
-        table = self._real(name)
-
-        async def delete(conn: Connection) -> None:
-            await self._index(conn, op, name)
-            if any_rows:
-                await conn.execute(
-                    f"DELETE FROM {table} WHERE namespace = '{NAMESPACE}' AND ({where})", params
-                )
-
-        await self._run(op, delete)
