@@ -38,11 +38,11 @@ from ...capabilities import Metric
 from ...errors import ValidationError
 from ...filters.ast import Node
 from ...scores import best
-from ...vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector, _parsed
+from ...vector.base import Matrix, Metadata, QueryRequest, Vector, _parsed
 from ...vector.metadata import first_problem
 from ...vector.records import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, QueryResult
 from ..sqlite.layout import check_layout
-from ..sqlite.store import _metadata_json, _storable_problem
+from ..sqlite.store import SQLFileVector, _metadata_json, _storable_problem
 from ..sqlite.translate import SqlFragment, translate_cached
 from .capabilities import LIBSQL_CAPABILITIES
 from .connection import MEMORY, LibSQLConnection, require_libsql
@@ -117,7 +117,7 @@ def _metadata(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class LibSQLVector(MastraVector):
+class LibSQLVector(SQLFileVector):
     """Vectors in Mastra's LibSQL file (``libsql:///path``, ``file:./local.db``), in its per-index tables.
 
     Args:
@@ -193,9 +193,6 @@ class LibSQLVector(MastraVector):
             return None
         return translate_cached(node, LibSQLFilterTranslator)
 
-    def _fragment(self, native_filter: Any) -> SqlFragment:
-        return self._native(native_filter, SqlFragment)
-
     # --- hooks: indexes ------------------------------------------------------------------------
 
     async def _create_index(
@@ -258,16 +255,6 @@ class LibSQLVector(MastraVector):
 
     # --- hooks: writes -------------------------------------------------------------------------
 
-    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
-        await self._write_rows(name, None, ids, vectors, metadata)
-
-    async def _upsert_replacing(
-        self, name: str, native_filter: Any, ids: list[str], vectors: Matrix, metadata: list[Metadata]
-    ) -> None:
-        # One transaction (docs/spec.md §3.1, upsert_delete_filter "atomic"): no reader sees the matches
-        # deleted and the new rows missing, and a failure leaves the old rows.
-        await self._write_rows(name, self._fragment(native_filter), ids, vectors, metadata)
-
     async def _write_rows(
         self,
         name: str,
@@ -276,7 +263,6 @@ class LibSQLVector(MastraVector):
         vectors: Matrix,
         metadata: list[Metadata],
     ) -> None:
-        """Insert or replace the rows, after deleting those ``replaced`` matches, in one transaction."""
         as_float32 = vectors.astype(_FLOAT32)
         rows = [
             (_id(rid), as_float32[i].tobytes(), _metadata_json(meta))

@@ -35,6 +35,7 @@ import json
 import logging
 import sqlite3
 import uuid
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -65,7 +66,7 @@ from .translate import (
     translate_cached,
 )
 
-__all__ = ["SQLITE_CAPABILITIES", "SQLiteVector"]
+__all__ = ["SQLITE_CAPABILITIES", "SQLFileVector", "SQLiteVector"]
 
 logger = logging.getLogger("mastra_memory.stores.sqlite.store")
 
@@ -134,7 +135,36 @@ def _metadata_json(metadata: Mapping[str, Any]) -> str:
     return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-class SQLiteVector(MastraVector):
+class SQLFileVector(MastraVector):
+    """What the vector stores of a SQLite-family file (this one and the ``libsql`` store's ``LibSQLVector``)
+    share: native filters are :class:`SqlFragment`, and both upserts are one ``_write_rows``."""
+
+    def _fragment(self, native_filter: Any) -> SqlFragment:
+        return self._native(native_filter, SqlFragment)
+
+    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
+        await self._write_rows(name, None, ids, vectors, metadata)
+
+    async def _upsert_replacing(
+        self, name: str, native_filter: Any, ids: list[str], vectors: Matrix, metadata: list[Metadata]
+    ) -> None:
+        # One transaction (docs/spec.md §3.1, upsert_delete_filter "atomic"): no reader sees the matches
+        # deleted and the new rows missing, and a failure leaves the old rows.
+        await self._write_rows(name, self._fragment(native_filter), ids, vectors, metadata)
+
+    @abstractmethod
+    async def _write_rows(
+        self,
+        name: str,
+        replaced: SqlFragment | None,
+        ids: list[str],
+        vectors: Matrix,
+        metadata: list[Metadata],
+    ) -> None:
+        """Insert or replace the rows, after deleting those ``replaced`` matches, in one transaction."""
+
+
+class SQLiteVector(SQLFileVector):
     """The embedded vector store: one SQLite file (or ``:memory:``), exact search, every filter operator.
 
     Args:
@@ -362,16 +392,6 @@ class SQLiteVector(MastraVector):
     # the snapshot with exactly the rows it touched (their seqs from RETURNING), so the next query
     # reuses the matrix instead of reloading it.
 
-    async def _upsert(self, name: str, ids: list[str], vectors: Matrix, metadata: list[Metadata]) -> None:
-        await self._write_rows(name, None, ids, vectors, metadata)
-
-    async def _upsert_replacing(
-        self, name: str, native_filter: Any, ids: list[str], vectors: Matrix, metadata: list[Metadata]
-    ) -> None:
-        # One transaction (docs/spec.md §3.1, upsert_delete_filter "atomic"): no reader sees the matches
-        # deleted and the new rows missing, and a failure leaves the old rows.
-        await self._write_rows(name, self._fragment(native_filter), ids, vectors, metadata)
-
     async def _write_rows(
         self,
         name: str,
@@ -380,7 +400,6 @@ class SQLiteVector(MastraVector):
         vectors: Matrix,
         metadata: list[Metadata],
     ) -> None:
-        """Insert or replace the rows, after deleting those ``replaced`` matches, in one transaction."""
         rows = self._rows(ids, vectors, metadata)
         table = _table(name)
         # An upsert keeps a row's seq (its slot in the snapshot): INSERT OR REPLACE would delete the row
@@ -579,6 +598,3 @@ class SQLiteVector(MastraVector):
         if not (isinstance(translator, type) and issubclass(translator, SQLiteFilterTranslator)):
             return super().translate_filter(node)
         return translate_cached(node, translator)
-
-    def _fragment(self, native_filter: Any) -> SqlFragment:
-        return self._native(native_filter, SqlFragment)
