@@ -16,6 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..messages import (
@@ -111,12 +112,14 @@ class TitleGenerator:
         for thread_id in dict.fromkeys(m.thread_id for m in stored):
             turn = {m.id for m in stored if m.thread_id == thread_id}
             work = self._generate(
-                thread_id,
-                turn,
-                history,
-                model,
-                getattr(setting, "instructions", None),
-                getattr(setting, "min_messages", 1),
+                _TitleRun(
+                    thread_id,
+                    turn,
+                    history,
+                    model,
+                    getattr(setting, "instructions", None),
+                    getattr(setting, "min_messages", 1),
+                )
             )
             task = asyncio.get_running_loop().create_task(work)
             self._tasks.add(task)
@@ -127,21 +130,14 @@ class TitleGenerator:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    async def _generate(
-        self,
-        thread_id: str,
-        turn: set[str],
-        history: int | None,
-        model: TitleModel,
-        instructions: str | None,
-        min_messages: int,
-    ) -> None:
+    async def _generate(self, run: _TitleRun) -> None:
+        thread_id = run.thread_id
         # One title run per thread at a time: a second save waits and then finds the title set.
         lock, users = self._locks.get(thread_id, (asyncio.Lock(), 0))
         self._locks[thread_id] = (lock, users + 1)
         try:
             async with lock:
-                await self._run(thread_id, turn, history, model, instructions, min_messages)
+                await self._run(run)
         except Exception:
             # Never fails a save (docs/spec.md §5.9): the messages are stored already.
             logger.exception("title generation failed for thread %s", thread_id)
@@ -152,15 +148,8 @@ class TitleGenerator:
             else:
                 self._locks[thread_id] = (lock, users - 1)
 
-    async def _run(
-        self,
-        thread_id: str,
-        turn: set[str],
-        history: int | None,
-        model: TitleModel,
-        instructions: str | None,
-        min_messages: int,
-    ) -> None:
+    async def _run(self, run: _TitleRun) -> None:
+        thread_id, turn, history = run.thread_id, run.turn, run.history
         thread = await self.storage.get_thread_by_id(thread_id)
         if thread is None or not untitled(thread.title, thread.metadata):
             return
@@ -169,12 +158,12 @@ class TitleGenerator:
         earlier = [m for m in visible if m.id not in turn]
         loaded = earlier if history is None else earlier[len(earlier) - history :] if history else []
         context = loaded + [m for m in visible if m.id in turn]
-        if len(context) < min_messages or not any(m.role == "user" for m in context):
+        if len(context) < run.min_messages or not any(m.role == "user" for m in context):
             return
         transcript = title_transcript(context)
         if not transcript:
             return
-        text = await _call(model, transcript, instructions or DEFAULT_TITLE_INSTRUCTIONS, self.usage)
+        text = await _call(run.model, transcript, run.instructions or DEFAULT_TITLE_INSTRUCTIONS, self.usage)
         title = clean_title(text)
         if not title:
             return
@@ -182,6 +171,18 @@ class TitleGenerator:
         current = await self.storage.get_thread_by_id(thread_id)
         if current is not None and untitled(current.title, current.metadata):
             await self.storage.update_thread(thread_id, title=title)
+
+
+@dataclass(frozen=True)
+class _TitleRun:
+    """One thread's title run, as :meth:`TitleGenerator.schedule` starts it after a save."""
+
+    thread_id: str
+    turn: set[str]  # the ids of the messages the save stored in this thread
+    history: int | None  # the history the turn loaded (last_messages; None: all)
+    model: TitleModel
+    instructions: str | None
+    min_messages: int
 
 
 async def _call(model: TitleModel, transcript: str, instructions: str, usage: ModelUsage) -> str:
