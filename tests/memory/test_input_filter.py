@@ -234,4 +234,6 @@ async def test_a_message_sent_again_under_its_stored_id_stays_the_stored_one(sto
     assert (u1.content.content, u1.created_at) == ("one", before.created_at)
     [a1] = await memory.storage.list_messages_by_id(["a1"])
     assert [p.text for p in a1.content.parts if isinstance(p, TextPart)] == ["two"]
-    assert [p.tool_invocation.state for p in a1.content.parts if isinstance(p, ToolInvocationPart)] == ["result"]
+    assert [p.tool_invocation.state for p in a1.content.parts if isinstance(p, ToolInvocationPart)] == [
+        "result"
+    ]
