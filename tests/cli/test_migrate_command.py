@@ -108,11 +108,28 @@ def test_the_guard_exits_1_and_leaves_the_destination(invoke: Invoke, tmp_path: 
     wrong = invoke("migrate", "--from", str(tmp_path / "old.db"), "--to", f"sqlite:///{mastra}")
     assert wrong.exit_code == 1
     assert "holds Mastra's LibSQL layout" in wrong.stderr
-    # Into the right layout a second time: the ids are there, nothing written.
+    # Into the right layout a second time: every record is there unchanged (what a run stopped part-way
+    # leaves, on a store without transactions), so nothing is written and the command says so.
     again = invoke("migrate", "--from", str(tmp_path / "old.db"), "--to", f"libsql:///{mastra}")
-    assert again.exit_code == 1
-    assert "already holds thread" in again.stderr
+    assert again.exit_code == 0, again.stderr
+    assert "7 of them already there from an earlier run" in " ".join(again.stdout.split())
     assert file_bytes(mastra) == before
+    # An id holding another record: MigrationConflictError, nothing written.
+    other = tmp_path / "other.db"
+
+    async def kept() -> None:
+        storage = LibSQLStorage(str(other))
+        try:
+            await storage.save_thread({"id": "t1", "resource_id": "zed", "title": "kept"})
+        finally:
+            await storage.close()
+
+    asyncio.run(kept())
+    before = file_bytes(other)
+    conflict = invoke("migrate", "--from", str(tmp_path / "old.db"), "--to", f"libsql:///{other}")
+    assert conflict.exit_code == 1
+    assert "already holds thread 't1' with other contents" in " ".join(conflict.stderr.split())
+    assert file_bytes(other) == before
 
 
 def test_the_app_lists_migrate_and_its_help_shows_flags_as_flags() -> None:

@@ -143,6 +143,7 @@ def migrate_command(
                 "messages": report.messages,
                 "resources": report.resources,
                 "dry_run": report.dry_run,
+                "already_there": report.already_there,
                 "statements": list(report.statements),
             }
         )
@@ -157,7 +158,12 @@ def migrate_command(
         Text.assemble(
             "Copied ",
             (counts, "bold"),
-            f" into {destination}. Vectors were not copied: run `mastra-memory reindex --storage "
+            f" into {destination}",
+            # A rerun after a conversion stopped part-way (docs/spec.md §4.7): say what was there already.
+            f" ({report.already_there} of them already there from an earlier run)"
+            if report.already_there
+            else "",
+            ". Vectors were not copied: run `mastra-memory reindex --storage "
             f"{destination}` with the embedder to rebuild them.",
         )
     )
