@@ -341,13 +341,19 @@ class MastraDBMessage(BaseModel):
     @classmethod
     def _legacy_content(cls, data: Any) -> Any:
         if isinstance(data, Mapping) and "content" in data and not _is_v2_content(data["content"]):
-            parts = _v1_parts_to_v2(data["content"])
             converted = dict(data)
-            converted["content"] = (
-                {"format": 2, "content": data["content"], "parts": parts}
-                if isinstance(data["content"], str)
-                else {"format": 2, "parts": parts}
-            )
+            if isinstance(data.get("parts"), list) and isinstance(data["content"], str):
+                # An AI SDK UI message: its parts are already format-2 parts and its string content only
+                # their text, so the parts are kept and the string dropped, as Mastra stores it (§4.1).
+                del converted["parts"]
+                converted["content"] = {"format": 2, "parts": data["parts"]}
+            else:
+                parts = _v1_parts_to_v2(data["content"])
+                converted["content"] = (
+                    {"format": 2, "content": data["content"], "parts": parts}
+                    if isinstance(data["content"], str)
+                    else {"format": 2, "parts": parts}
+                )
             converted["type"] = "v2"
             # A v1 message's own metadata and providerOptions belong to its content in v2, as in Mastra.
             if data.get("metadata") is not None:

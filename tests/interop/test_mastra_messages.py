@@ -100,6 +100,31 @@ CASES: dict[str, list[dict[str, Any]]] = {
             "providerOptions": {"anthropic": {"cacheControl": {"type": "x"}}},
         },
     ],
+    # An AI SDK v4 UI message: its parts are already format-2 parts; `content` is their text.
+    "ui_message": [
+        {
+            "role": "user",
+            "content": "Weather in Kyoto?",
+            "parts": [{"type": "text", "text": "Weather in Kyoto?"}],
+        },
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "parts": [
+                {"type": "text", "text": "Let me check."},
+                {
+                    "type": "tool-invocation",
+                    "toolInvocation": {
+                        "state": "result",
+                        "toolCallId": "call-ui",
+                        "toolName": "weather",
+                        "args": {"city": "Kyoto"},
+                        "result": {"celsius": 20},
+                    },
+                },
+            ],
+        },
+    ],
     "stored_v2": [
         {
             "id": "stored-0",
