@@ -28,11 +28,22 @@ UNDECLARED = {"$regex", "$contains", "$elemMatch", "$size", "$all"}
 pytestmark = pytest.mark.slow
 
 
+#: A bound on each command (an install, or the example's tests with a whole run of the kit, which grows
+#: with the kit: about 4 minutes on a loaded two-core machine in December 2026).
+COMMAND_TIMEOUT = 840
+
+
 def run(
     *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(a) for a in args], capture_output=True, text=True, cwd=cwd, env=env, check=False
+        [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+        timeout=COMMAND_TIMEOUT,
     )
 
 
@@ -41,6 +52,10 @@ def clean_env() -> dict[str, str]:
     drop = ("MASTRA_MEMORY_", "VIRTUAL_ENV", "PYTHONPATH", "PYTEST_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the example's source tree clean
+    # The kit's random filters on the dictstore manifest: seed 150411171299440 makes hypothesis spend
+    # minutes validating the filter strategy (found 2026-12-02, not yet fixed); these runs prove the
+    # example passes the kit, exploration is the conformance sessions' job, so they use a seed that passes.
+    env["MASTRA_MEMORY_HYPOTHESIS_SEED"] = "137483185924654"
     return env
 
 
@@ -96,6 +111,7 @@ def dictstore(report: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+@pytest.mark.timeout(2 * COMMAND_TIMEOUT)  # the first to use the fresh venv: its install (one retry)
 def test_the_example_is_installed_from_its_wheel(venv: Path) -> None:
     probe = "import json, mastra_memory_dictstore as m; print(json.dumps(m.__file__))"
     done = run(venv / "bin" / "python", "-c", probe, env=clean_env())
@@ -103,6 +119,7 @@ def test_the_example_is_installed_from_its_wheel(venv: Path) -> None:
     assert Path(json.loads(done.stdout)).is_relative_to(venv), "the example must not be imported from source"
 
 
+@pytest.mark.timeout(COMMAND_TIMEOUT + 60)  # its fixture runs the whole kit
 def test_the_kit_passes_on_the_example(kit_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     done, report_dir = kit_run
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
@@ -163,6 +180,7 @@ def test_undeclared_operators_are_reported_as_unsupported(
         assert all(row[2] == "✗" for row in cells), f"per-test rows of {operator}: {cells}"
 
 
+@pytest.mark.timeout(COMMAND_TIMEOUT + 60)
 def test_the_examples_own_tests_pass(venv: Path, tmp_path: Path) -> None:
     """The example's tests/ (unit tests plus a run of the kit) pass in the fresh environment."""
     done = run(
