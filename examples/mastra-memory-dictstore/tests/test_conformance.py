@@ -33,6 +33,7 @@ def test_the_conformance_kit_passes(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
+        timeout=600,  # the whole kit takes well under a minute; a hang fails instead of waiting forever
     )
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
     assert (tmp_path / "report" / "conformance.json").is_file()
