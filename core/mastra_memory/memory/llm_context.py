@@ -68,9 +68,7 @@ async def build_context(
         system = working_memory_instructions(wm, text, read_only=cfg.read_only or not wm.agent_managed)
     limits = cfg.history_limits
     messages: list[MastraDBMessage] = []
-    if not limits.enabled:
-        pass
-    elif limits.max_tokens is None:
+    if limits.enabled and limits.max_tokens is None:
         page = await storage.list_messages(
             thread_id,
             resource_id,
@@ -79,7 +77,7 @@ async def build_context(
             include_total=False,
         )
         messages = list(reversed(page.messages))
-    else:
+    elif limits.enabled:
         messages = await _under_budget(storage, thread_id, resource_id, limits, system)
     return LLMContext(system_message=system, messages=messages)
 

@@ -64,9 +64,7 @@ class StopSignal(Protocol):
 def parse_duration(value: Any, what: str = "maxAge") -> timedelta:
     """Mastra's ``Duration``: milliseconds as a number ≥ 0, or ``"<number><unit>"`` with unit ms, s, m, h,
     d or w (``"30d"``, ``"12h"``, ``"1.5h"``)."""
-    if isinstance(value, bool):
-        pass
-    elif isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):  # True is not 1 ms
         if math.isfinite(value) and value >= 0:
             return timedelta(milliseconds=value)
     elif isinstance(value, str) and (match := _DURATION.match(value)):
