@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mastra_memory_qdrant.backend import Hit, PointRecord, QdrantBackend
+from mastra_memory_qdrant.backend import Hit, PointRecord, QdrantBackend, Search
 from mastra_memory_qdrant.client import ClientBackend
 from mastra_memory_qdrant.edge import EdgeBackend
 from mastra_memory_qdrant.settings import QdrantSettings
@@ -45,18 +45,9 @@ class RecordingEdge(EdgeBackend):
         self.log.scrolls.append(limit)
         return await super().scroll(name, flt, limit, offset)
 
-    async def search(
-        self,
-        name: str,
-        vector: list[float],
-        limit: int,
-        flt: QFilter | None,
-        with_vector: bool,
-        ef: int,
-        exact: bool,
-    ) -> list[Hit]:
-        self.log.searches.append((limit, ef, exact))
-        return await super().search(name, vector, limit, flt, with_vector, ef, exact)
+    async def search(self, search: Search) -> list[Hit]:
+        self.log.searches.append((search.limit, search.ef, search.exact))
+        return await super().search(search)
 
 
 def settings_for(mode: str, tmp_path: Path) -> QdrantSettings:

@@ -16,7 +16,7 @@ from mastra_memory.capabilities import Metric
 
 from .translate import QFilter
 
-__all__ = ["Hit", "IndexInfo", "PointRecord", "QdrantBackend", "payload_groups"]
+__all__ = ["Hit", "IndexInfo", "PointRecord", "QdrantBackend", "Search", "payload_groups"]
 
 
 def payload_groups(
@@ -54,6 +54,21 @@ class PointRecord:
     point_id: str
     vector: list[float]
     payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One nearest-neighbour request to an engine (:meth:`QdrantBackend.search`), the parameters declared
+    once for every backend: the ``limit`` nearest points of collection ``name`` to ``vector`` matching
+    ``flt``, their vectors when ``with_vector``, HNSW's ``ef``, or a full scan when ``exact``."""
+
+    name: str
+    vector: list[float]
+    limit: int
+    flt: QFilter | None
+    with_vector: bool
+    ef: int
+    exact: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,17 +128,8 @@ class QdrantBackend(ABC):
         """Insert or replace the points (one request, acknowledged when applied)."""
 
     @abstractmethod
-    async def search(
-        self,
-        name: str,
-        vector: list[float],
-        limit: int,
-        flt: QFilter | None,
-        with_vector: bool,
-        ef: int,
-        exact: bool,
-    ) -> list[Hit]:
-        """The ``limit`` nearest points matching ``flt``."""
+    async def search(self, search: Search) -> list[Hit]:
+        """The ``search.limit`` nearest points matching ``search.flt``."""
 
     @abstractmethod
     async def scroll(

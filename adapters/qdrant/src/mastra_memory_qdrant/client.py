@@ -10,7 +10,7 @@ from typing import Any, Final, cast
 from mastra_memory.capabilities import Metric
 from qdrant_client import AsyncQdrantClient, models
 
-from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
+from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, Search, payload_groups
 from .layout import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
 from .settings import QdrantSettings
 from .translate import QFilter, render_client
@@ -116,26 +116,18 @@ class ClientBackend(QdrantBackend):
             wait=True,
         )
 
-    async def search(
-        self,
-        name: str,
-        vector: list[float],
-        limit: int,
-        flt: QFilter | None,
-        with_vector: bool,
-        ef: int,
-        exact: bool,
-    ) -> list[Hit]:
+    async def search(self, search: Search) -> list[Hit]:
+        params = models.SearchParams(hnsw_ef=search.ef, exact=search.exact) if self.payload_indexes else None
         response = await self.client.query_points(
-            name,
-            query=vector,
-            limit=limit,
-            query_filter=_filter(flt),
+            search.name,
+            query=search.vector,
+            limit=search.limit,
+            query_filter=_filter(search.flt),
             with_payload=_WITHOUT_FILTER_DOCUMENT,
-            with_vectors=with_vector,
-            search_params=models.SearchParams(hnsw_ef=ef, exact=exact) if self.payload_indexes else None,
+            with_vectors=search.with_vector,
+            search_params=params,
         )
-        return [Hit.of(_point_id(point.id), point, with_vector) for point in response.points]
+        return [Hit.of(_point_id(point.id), point, search.with_vector) for point in response.points]
 
     async def scroll(
         self, name: str, flt: QFilter | None, limit: int, offset: Any

@@ -33,7 +33,7 @@ import qdrant_edge as qe
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import VectorStoreError, error_id
 
-from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, payload_groups
+from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, Search, payload_groups
 from .layout import FILTER_ROOT, RESERVED_ID, RESERVED_NORM
 from .settings import QdrantSettings
 from .translate import Condition, QFilter, QMatch, QMatchAny, QNested, QRange
@@ -345,26 +345,17 @@ class EdgeBackend(QdrantBackend):
 
         await self._run(name, run)
 
-    async def search(
-        self,
-        name: str,
-        vector: list[float],
-        limit: int,
-        flt: QFilter | None,
-        with_vector: bool,
-        ef: int,
-        exact: bool,
-    ) -> list[Hit]:
+    async def search(self, search: Search) -> list[Hit]:
         request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(vector),
-            filter=render_edge(flt) if flt is not None else None,
+            limit=search.limit,
+            query=qe.Query.Nearest(search.vector),
+            filter=render_edge(search.flt) if search.flt is not None else None,
             with_payload=qe.PayloadSelector.Exclude([FILTER_ROOT]),
-            with_vector=with_vector,
-            params=qe.SearchParams(hnsw_ef=ef, exact=exact),
+            with_vector=search.with_vector,
+            params=qe.SearchParams(hnsw_ef=search.ef, exact=search.exact),
         )
-        points = await self._run(name, lambda shard: shard.query(request))
-        return [Hit.of(str(point.id), point, with_vector) for point in points]
+        points = await self._run(search.name, lambda shard: shard.query(request))
+        return [Hit.of(str(point.id), point, search.with_vector) for point in points]
 
     async def scroll(
         self, name: str, flt: QFilter | None, limit: int, offset: Any

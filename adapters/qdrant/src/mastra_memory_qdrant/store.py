@@ -48,7 +48,7 @@ from mastra_memory.vector.base import MastraVector, Matrix, Metadata, QueryReque
 from mastra_memory.vector.records import IndexConfig, IndexStats, QueryResult, default_ef, native_record_id
 from mastra_memory.vector.ties import past_ties
 
-from .backend import Hit, IndexInfo, PointRecord, QdrantBackend
+from .backend import Hit, IndexInfo, PointRecord, QdrantBackend, Search
 from .capabilities import QDRANT_CAPABILITIES, UPSERT_BATCH
 from .layout import (
     FACTS_KEY,
@@ -243,7 +243,7 @@ class QdrantVector(MastraVector):
 
         async def search(limit: int) -> list[Hit]:
             return await self._backend.search(
-                request.name, query, limit, flt, request.include_vector, max(ef, limit), exact
+                Search(request.name, query, limit, flt, request.include_vector, max(ef, limit), exact)
             )
 
         hits = await past_ties(search, request.top_k, lambda hit: hit.score)
