@@ -11,7 +11,8 @@ metadata filter, and the template every storage is built on.
 * :mod:`.base` — :class:`MemoryStorage`, composed of sibling parts over the hooks class that validate,
   merge updates, clone threads and assemble include windows and pages once: :mod:`.threads`,
   :mod:`.resources`, :mod:`.clone`, :mod:`.pages`, :mod:`.writes`, :mod:`.thread_ops` (with
-  :mod:`.patches` and :mod:`.archive`, the merge rules and the archive mark they share).
+  :mod:`.patches` and :mod:`.archive`, the merge rules and the archive mark they share) and
+  :mod:`.observational` (observational memory, §4.8, over the records of :mod:`.observational_records`).
 
 A new storage subclasses :class:`MemoryStorage`, sets ``store_name``, implements the hooks listed in
 :class:`StorageHooks` and declares its exceptions in ``_backend_errors``; the conformance kit's storage
@@ -35,6 +36,33 @@ from .base import MemoryStorage, storage_capabilities
 from .failures import BackendErrors
 from .hooks import Candidate, Side, StorageHooks, Work
 from .metadata_filter import MetadataScalar, metadata_matches, validate_metadata_filter
+from .observational import (
+    DEFAULT_HISTORY_LIMIT,
+    ObservationalMemoryNotFoundError,
+    deep_merge,
+    plan_activation,
+)
+from .observational_records import (
+    OM_COLUMNS,
+    BufferedObservationChunk,
+    BufferedObservationChunkInput,
+    CreateObservationalMemoryInput,
+    CreateReflectionGenerationInput,
+    ObservationalMemoryHistoryOptions,
+    ObservationalMemoryRecord,
+    ObservationalMemoryScope,
+    OMColumn,
+    OMKey,
+    SwapBufferedReflectionToActiveInput,
+    SwapBufferedToActiveInput,
+    SwapBufferedToActiveResult,
+    UpdateActiveObservationsInput,
+    UpdateBufferedObservationsInput,
+    UpdateBufferedReflectionInput,
+    UpdateObservationalMemoryConfigInput,
+    om_from_values,
+    om_values,
+)
 from .records import (
     CloneArgs,
     CloneMessageFilter,
@@ -66,14 +94,20 @@ from .records import (
 )
 
 __all__ = [
+    "DEFAULT_HISTORY_LIMIT",
     "DEFAULT_MESSAGES_PER_PAGE",
     "DEFAULT_THREADS_PER_PAGE",
+    "OM_COLUMNS",
     "BackendErrors",
+    "BufferedObservationChunk",
+    "BufferedObservationChunkInput",
     "Candidate",
     "CloneArgs",
     "CloneMessageFilter",
     "CloneMessageFilterInput",
     "CloneResult",
+    "CreateObservationalMemoryInput",
+    "CreateReflectionGenerationInput",
     "DateRange",
     "IncludeInput",
     "IncludeItem",
@@ -89,6 +123,12 @@ __all__ = [
     "MessageUpdate",
     "MessageUpdateInput",
     "MetadataScalar",
+    "OMColumn",
+    "OMKey",
+    "ObservationalMemoryHistoryOptions",
+    "ObservationalMemoryNotFoundError",
+    "ObservationalMemoryRecord",
+    "ObservationalMemoryScope",
     "OrderBy",
     "OrderByInput",
     "PerPage",
@@ -96,6 +136,9 @@ __all__ = [
     "ResourceInput",
     "Side",
     "StorageHooks",
+    "SwapBufferedReflectionToActiveInput",
+    "SwapBufferedToActiveInput",
+    "SwapBufferedToActiveResult",
     "Thread",
     "ThreadFilter",
     "ThreadFilterInput",
@@ -103,9 +146,17 @@ __all__ = [
     "ThreadOrderBy",
     "ThreadOrderByInput",
     "ThreadPage",
+    "UpdateActiveObservationsInput",
+    "UpdateBufferedObservationsInput",
+    "UpdateBufferedReflectionInput",
+    "UpdateObservationalMemoryConfigInput",
     "Work",
+    "deep_merge",
     "message_sort_key",
     "metadata_matches",
+    "om_from_values",
+    "om_values",
+    "plan_activation",
     "storage_capabilities",
     "validate_clone_args",
     "validate_list_messages_args",

@@ -5,8 +5,9 @@ work through :meth:`~.hooks.StorageHooks._run_unit` that calls the backend's hoo
 class composes sibling parts, each built on the hooks class alone: :mod:`.threads` and :mod:`.resources`
 (records by id), :mod:`.clone` (``clone_thread``), :mod:`.pages` (``list_*``: pages and include windows,
 §4.3/§4.4), :mod:`.writes` (message writes and ``updated_at`` bumps, §4.5) and :mod:`.thread_ops`
-(moving and archiving threads). This module adds the lifecycle and the capability declaration. Nothing of
-the contract is left for a backend to repeat.
+(moving and archiving threads) and :mod:`.observational` (observational memory, §4.8). This module
+adds the lifecycle and the capability declaration. Nothing of the contract is left for a backend to
+repeat.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 
 from ..capabilities import StorageCapabilities
 from .clone import ThreadClone
+from .observational import ObservationalMemoryStorage
 from .pages import StoragePages
 from .resources import ResourceRecords
 from .thread_ops import ThreadOperations
@@ -29,7 +31,13 @@ async def _nothing(tx: Any) -> None:
 
 
 class MemoryStorage(
-    ThreadRecords, ResourceRecords, ThreadClone, MessageWrites, ThreadOperations, StoragePages
+    ThreadRecords,
+    ResourceRecords,
+    ThreadClone,
+    MessageWrites,
+    ThreadOperations,
+    StoragePages,
+    ObservationalMemoryStorage,
 ):
     """Base class of every memory storage: the public contract of docs/spec.md §4.2 over backend hooks.
 

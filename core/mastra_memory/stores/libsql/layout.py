@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Final
 
 from ...timestamps import canonical_timestamp
+from ..sqlite.om_tables import om_schema
 from ..sqlite.tables import TableLayout
 
 __all__ = ["MASTRA_LAYOUT", "SCHEMA", "iso"]
@@ -34,6 +35,8 @@ SCHEMA: Final = (
     'CREATE INDEX IF NOT EXISTS idx_messages_thread_created_at ON mastra_messages (thread_id, "createdAt")',
     "CREATE INDEX IF NOT EXISTS idx_messages_thread_resource_created_at "
     'ON mastra_messages (thread_id, "resourceId", "createdAt")',
+    # Mastra's observational-memory table and its lookup index (docs/spec.md §4.8).
+    *om_schema(mastra=True),
 )
 
 

@@ -4,7 +4,8 @@ This module holds only this layout's tables; the SQL over them is :mod:`.tables`
 ``libsql`` store) and the contract itself (validation, merging, bumps, clone, include windows, paging
 rules) is the :class:`~mastra_memory.storage.MemoryStorage` template.
 
-Layout: tables ``mastra_threads``, ``mastra_messages`` and ``mastra_resources``. Timestamps are integer
+Layout: tables ``mastra_threads``, ``mastra_messages``, ``mastra_resources`` and
+``mastra_observational_memory`` (:mod:`.om_tables`). Timestamps are integer
 epoch milliseconds, so ordering by ``(created_at, id)`` is exact; message content and metadata are JSON
 text. Every call runs as one unit of work on the connection's single worker thread, which also serialises
 concurrent tasks; a write is one ``BEGIN IMMEDIATE`` transaction (docs/spec.md §4.5).
@@ -21,6 +22,7 @@ from typing import Final
 
 from ...messages import epoch_ms
 from .connection import SQLiteConnection
+from .om_tables import om_schema
 from .settings import DEFAULT_URL, SQLiteSettings
 from .tables import SQLiteTablesStorage, TableLayout
 
@@ -57,6 +59,8 @@ _SCHEMA = (
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
     )""",
+    # Observational memory (docs/spec.md §4.8): Mastra's columns under the records' field names.
+    *om_schema(mastra=False),
 )
 
 #: Columns named as the records' fields; epoch-millisecond timestamps validate as such when read back.

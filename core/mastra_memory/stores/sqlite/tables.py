@@ -29,7 +29,6 @@ from ...storage import (
     Candidate,
     ListMessagesQuery,
     ListThreadsQuery,
-    MemoryStorage,
     MetadataScalar,
     Resource,
     Side,
@@ -39,6 +38,7 @@ from ...storage import (
 )
 from .connection import MEMORY, WorkerConnection
 from .layout import Layout, check_layout
+from .om_tables import SQLiteOMTables
 
 __all__ = ["SQLiteTablesStorage", "TableLayout"]
 
@@ -175,8 +175,9 @@ def _run_to_completion(work: Coroutine[Any, Any, T], store: str) -> T:
 # ----------------------------------------------------------------------------------------- storage
 
 
-class SQLiteTablesStorage(MemoryStorage):
-    """The storage hooks over the memory tables of one SQLite-family file, in the subclass's ``layout``.
+class SQLiteTablesStorage(SQLiteOMTables):
+    """The storage hooks over the memory tables of one SQLite-family file, in the subclass's ``layout``
+    (observational memory's table too: :mod:`.om_tables`).
 
     A subclass sets ``store_name``, ``layout``, ``database`` and ``driver_errors`` and gives its connection.
     """
@@ -196,6 +197,12 @@ class SQLiteTablesStorage(MemoryStorage):
         self._schema_ready = False
 
     # -- plumbing
+
+    def _om_mastra_names(self) -> bool:
+        return self.layout.name == "mastra"
+
+    def _om_stamp(self, value: datetime) -> Any:
+        return self.layout.timestamp(value)
 
     def _ensure_schema(self, conn: Any) -> None:
         # Runs on the worker thread, which serialises every call, so no lock is needed.
