@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mastra_memory.capabilities import AdapterCapabilities
+from mastra_memory.capabilities import AdapterCapabilities, Deviation
 from mastra_memory.errors import FilterError, UnsupportedFilterError
 from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
 from mastra_memory.stores.sqlite.store import SQLiteVector
@@ -21,6 +21,7 @@ from mastra_memory_conformance.oracle import (
     oracle_ids,
     unsupported_operators,
 )
+from mastra_memory_conformance.suite.expectations import expect
 
 NO_REGEX = SQLITE_CAPABILITIES.model_copy(
     update={"name": "sqlite", "native_operators": SQLITE_CAPABILITIES.native_operators - {"$regex"}}
@@ -129,3 +130,34 @@ async def test_assert_unsupported_fails_a_store_that_accepts_the_filter(
     assert "accepted {'name': {'$regex': '^Product [AB]'}}" in message
     assert "['$regex']" in message
     assert "instead of raising UnsupportedFilterError" in message
+
+
+EXISTS_EMPTY_LIST = SQLITE_CAPABILITIES.model_copy(
+    update={
+        "deviations": (
+            Deviation(
+                code="exists-empty-list",
+                description="$exists treats an empty list as absent",
+                reason="a manifest for the oracle's test",
+            ),
+        )
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("flt", "expected"),
+    [
+        # One reached `b` is null (there), one is [] (absent): the path exists (found by the random
+        # filters with seed 150411171299440 on the dictstore example, whose test is per value).
+        ({"a.b": {"$exists": False}}, {"none", "empty"}),
+        ({"a.b": {"$exists": True}}, {"mixed"}),
+        ({"a": {"$exists": True}}, {"none", "mixed"}),
+        ({"a": {"$size": 0}}, {"empty"}),
+        ({"$not": {"a.b": {"$exists": True}}}, {"none", "empty"}),
+    ],
+)
+def test_exists_empty_list_is_decided_per_reached_value(flt: dict[str, object], expected: set[str]) -> None:
+    records = {"none": {"a": None}, "mixed": {"a": [{"b": None}, {"b": []}]}, "empty": {"a": []}}
+    expectation = expect(EXISTS_EMPTY_LIST, flt, records)
+    assert expectation.ids == frozenset(expected)

@@ -52,10 +52,6 @@ def clean_env() -> dict[str, str]:
     drop = ("MASTRA_MEMORY_", "VIRTUAL_ENV", "PYTHONPATH", "PYTEST_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the example's source tree clean
-    # The kit's random filters on the dictstore manifest: seed 150411171299440 makes hypothesis spend
-    # minutes validating the filter strategy (found 2026-12-02, not yet fixed); these runs prove the
-    # example passes the kit, exploration is the conformance sessions' job, so they use a seed that passes.
-    env["MASTRA_MEMORY_HYPOTHESIS_SEED"] = "137483185924654"
     return env
 
 

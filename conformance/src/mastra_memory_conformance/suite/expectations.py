@@ -224,20 +224,34 @@ def _ids_under(
     records: Mapping[str, Mapping[str, Any]],
     codes: set[str],
 ) -> frozenset[str]:
-    rewritten = _rewrite_exists(node) if "exists-empty-list" in codes else node
+    if "exists-empty-list" not in codes:
+        return frozenset(
+            rid for rid, meta in records.items() if matches(node, as_stored(capabilities, meta, codes))
+        )
+    rewritten = _rewrite_exists(node)
     return frozenset(
-        rid for rid, meta in records.items() if matches(rewritten, as_stored(capabilities, meta, codes))
+        rid
+        for rid, meta in records.items()
+        if matches(rewritten, _with_shadow(as_stored(capabilities, meta, codes)))
     )
 
 
+#: A key no filter path can name (it holds a dot, the path separator): under ``exists-empty-list`` each
+#: document carries, beside its own keys, a copy of itself without empty lists, where ``$exists`` looks.
+_SHADOW: Final = "\x00.without-empty-lists"
+
+
 def _rewrite_exists(node: Node) -> Node:
-    """``$exists`` as an adapter that treats ``[]`` as absent evaluates it (``exists-empty-list``)."""
+    """``$exists`` as an adapter that treats ``[]`` as absent evaluates it (``exists-empty-list``).
+
+    The test is per reached value, as the words say: ``{"a.b": {"$exists": false}}`` over
+    ``a = [{b: null}, {b: []}]`` does not match, since one ``b`` is there and not empty. So ``$exists``
+    reads the document's shadow copy (:func:`_with_shadow`), where every ``[]`` is absent, and every other
+    operator the document as stored.
+    """
     match node:
         case Comparison(path, "$exists", present):
-            empty = Comparison(path, "$size", 0)
-            if present:
-                return And((node, Not(empty)))
-            return Or((node, empty))
+            return Comparison((_SHADOW, *path), "$exists", present)
         case And(children):
             return And(tuple(_rewrite_exists(c) for c in children))
         case Or(children):
@@ -249,6 +263,26 @@ def _rewrite_exists(node: Node) -> Node:
         case ElemMatch(path, condition):
             return ElemMatch(path, _rewrite_exists(condition))
     return node
+
+
+def _with_shadow(value: Any) -> Any:
+    """``value`` with :data:`_SHADOW` added to every document in it (elements of lists too, for
+    ``$elemMatch``); the shadow is the document without its empty lists, at any depth."""
+    if isinstance(value, list):
+        return [_with_shadow(element) for element in value]
+    if not isinstance(value, Mapping):
+        return value
+    out = {key: _with_shadow(inner) for key, inner in value.items()}
+    out[_SHADOW] = _without_empty_lists(value)
+    return out
+
+
+def _without_empty_lists(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_without_empty_lists(element) for element in value]
+    if not isinstance(value, Mapping):
+        return value
+    return {key: _without_empty_lists(inner) for key, inner in value.items() if inner != []}
 
 
 def crosses_list(node: Node, document: Any) -> bool:
