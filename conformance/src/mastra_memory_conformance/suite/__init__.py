@@ -31,7 +31,8 @@ and the test annotates its outcome with the code whenever the expected ids diffe
 ====================  ==================================================================================
 code                  how the suite models it
 ====================  ==================================================================================
-``exists-empty-list``  ``$exists`` treats ``[]`` as absent (Qdrant, OpenSearch)
+``exists-empty-list``  ``$exists`` treats ``[]`` as absent, per reached value (a backend whose emptiness
+                       test cannot tell ``[]`` from a missing key)
 ``null-dropped``       null values are not stored: dict entries whose value is ``None`` read as missing
 ``nested-flattened``   nested dicts are flattened and restored on read; an empty dict is not stored
 ``string-list-only``   lists must hold only strings: the suite writes datasets without other lists and
