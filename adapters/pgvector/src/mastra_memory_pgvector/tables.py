@@ -34,7 +34,16 @@ from mastra_memory.storage.layouts import (
 
 from .connection import Connection
 
-__all__ = ["MASTRA", "OWN", "Layout", "StorageLayoutError", "TableLayout", "check_schema", "schema_layout"]
+__all__ = [
+    "MASTRA",
+    "OWN",
+    "Layout",
+    "StorageLayoutError",
+    "TableLayout",
+    "check_schema",
+    "pgvector_wrong_layout",
+    "schema_layout",
+]
 
 #: What each layout is, for error messages.
 DESCRIPTIONS: Final[dict[Layout, str]] = {
@@ -295,20 +304,43 @@ async def schema_layout(conn: Connection, schema_name: str) -> Layout | None:
     return "mastra" if await cursor.fetchone() else None
 
 
+def pgvector_wrong_layout(
+    place: str,
+    found: Layout,
+    expected: Layout,
+    descriptions: dict[Layout, str],
+    convert: str,
+    **details: object,
+) -> StorageLayoutError:
+    """:func:`~mastra_memory.storage.layouts.wrong_layout` of this adapter (id
+    ``MASTRA_STORAGE_PGVECTOR_INIT_WRONG_LAYOUT``; the place opens as it is with the ``layout`` setting of
+    ``PgVectorSettings``): the storage's schema guard and the vector store's index-table guard raise it."""
+    open_with = layout_setting("PgVectorSettings", "PGVECTOR", found)
+    return wrong_layout(
+        "PGVECTOR",
+        place,
+        found,
+        expected,
+        descriptions=descriptions,
+        open_with=open_with,
+        convert=convert,
+        details=details,
+    )
+
+
 async def check_schema(conn: Connection, schema_name: str, expected: Layout, where: str) -> None:
     """Raise :class:`StorageLayoutError` (id ``MASTRA_STORAGE_PGVECTOR_INIT_WRONG_LAYOUT``) when the schema
     holds the other layout; a new or empty schema passes. Run before the storage creates anything."""
     found = await schema_layout(conn, schema_name)
     if found is None or found == expected:
         return
-    raise wrong_layout(
-        "PGVECTOR",
+    raise pgvector_wrong_layout(
         f"schema {schema_name!r} at {where}",
         found,
         expected,
-        descriptions=DESCRIPTIONS,
-        open_with=layout_setting("PgVectorSettings", "PGVECTOR", found),
-        convert=f"convert it into another schema with `mastra-memory migrate --from <url> --from-setting "
+        DESCRIPTIONS,
+        f"convert it into another schema with `mastra-memory migrate --from <url> --from-setting "
         f"layout={found} --to <url> --to-setting layout={expected} --to-setting schema_name=<new schema>`",
-        details={"schema": schema_name, "where": where},
+        schema=schema_name,
+        where=where,
     )

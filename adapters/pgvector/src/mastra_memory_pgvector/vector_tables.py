@@ -34,12 +34,13 @@ from typing import Any, Final
 
 from mastra_memory.capabilities import Metric
 from mastra_memory.errors import CapabilityError, ValidationError
-from mastra_memory.storage.layouts import Layout, StorageLayoutError, layout_setting, wrong_layout
+from mastra_memory.storage.layouts import Layout, StorageLayoutError
 from mastra_memory.vector.records import IndexConfig
 
 from .ann import VECTOR_INDEX_MAX, IndexRow
 from .connection import Connection, quote_ident
 from .store import _STAGE, PgVector
+from .tables import pgvector_wrong_layout
 
 __all__ = ["MastraTablesPgVector", "mastra_ddl", "vector_table_layout", "xxh32"]
 
@@ -201,16 +202,16 @@ def wrong_index_layout(
     schema: str, name: str, where: str, found: Layout, expected: Layout
 ) -> StorageLayoutError:
     """The guard's error for index ``name`` whose table is of the ``found`` layout."""
-    return wrong_layout(
-        "PGVECTOR",
+    return pgvector_wrong_layout(
         f"index table {name!r} in schema {schema!r} at {where}",
         found,
         expected,
-        descriptions=DESCRIPTIONS,
-        open_with=layout_setting("PgVectorSettings", "PGVECTOR", found),
-        convert="convert it by re-indexing the messages into a store of the wanted layout "
+        DESCRIPTIONS,
+        "convert it by re-indexing the messages into a store of the wanted layout "
         "(`mastra-memory migrate` moves the storage; `Memory.reindex` rebuilds the vectors)",
-        details={"schema": schema, "index": name, "where": where},
+        schema=schema,
+        index=name,
+        where=where,
     )
 
 
