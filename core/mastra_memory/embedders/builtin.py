@@ -51,7 +51,11 @@ def openai_compatible(model: str, options: Mapping[str, Any]) -> Embedder:
 
 
 def local(model: str, options: Mapping[str, Any]) -> Embedder:
-    """``local/wordllama`` (also bare ``local``)."""
+    """``local/wordllama`` (also bare ``local``) and ``local/all-minilm-l6-v2``."""
+    if model.lower() == "all-minilm-l6-v2":
+        from .minilm_local import MiniLMEmbedder
+
+        return MiniLMEmbedder(options)
     from .wordllama_local import WordLlamaEmbedder
 
     return WordLlamaEmbedder(model or "wordllama", options)

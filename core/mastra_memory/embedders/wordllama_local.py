@@ -43,7 +43,8 @@ class WordLlamaEmbedder:
     def __init__(self, model: str = "wordllama", options: Mapping[str, Any] | None = None) -> None:
         if model not in ("", "wordllama"):
             raise ConfigError(
-                f"Unknown local model 'local/{model}'; the built-in local model is 'local/wordllama'"
+                f"Unknown local model 'local/{model}'; the built-in local models are 'local/wordllama' and "
+                "'local/all-minilm-l6-v2'"
             )
         require_extra("wordllama", "wordllama", MODEL_ID)
         size = _dimension_option(options or {}, FULL_DIMENSION)
