@@ -25,6 +25,9 @@ from ..storage import MemoryStorage, storage_capabilities
 from ..vector import PORTABLE_INDEX_NAME, IndexConfig
 
 Scope = Literal["thread", "resource"]
+#: How recall ranks (docs/memory.md "Which embedder and mode to pick"): vectors alone, or vectors fused with
+#: the store's lexical index (a store without one refuses "hybrid").
+RecallMode = Literal["vector", "hybrid"]
 
 DEFAULT_WORKING_MEMORY_TEMPLATE = """# User Information
 - **First Name**:
@@ -69,6 +72,7 @@ class SemanticRecallConfig(_Config):
     top_k: int = Field(default=4, ge=1, strict=True)
     message_range: MessageRange = Field(default_factory=MessageRange)
     scope: Scope = "resource"
+    mode: RecallMode = "vector"
     threshold: float | None = Field(default=None, strict=True)
     index_name: str | None = None
     index_config: IndexConfig | None = None
