@@ -3,12 +3,12 @@
 This module holds only queries; the contract itself (validation, merging, bumps, clone, include
 windows, paging rules) is the :class:`~mastra_memory.storage.MemoryStorage` template.
 
-Layout: collections ``<prefix>threads``, ``<prefix>messages`` and ``<prefix>resources``, one document per
-record, in one of two document layouts (``settings.layout``, :mod:`.documents`): this project's own
-(described here), or ``@mastra/mongodb``'s (``layout="mastra"``, to share the database with a Mastra app:
-the id in a field ``id``, camelCase fields, metadata as documents, Mastra's indexes). Before it creates
-anything, the storage checks which layout the database holds and refuses the other one with
-``StorageLayoutError`` (docs/spec.md §4.7).
+Layout: collections ``<prefix>threads``, ``<prefix>messages`` and ``<prefix>resources`` (and observational
+memory's, :mod:`.om_documents`), one document per record, in one of two document layouts (``settings.layout``,
+:mod:`.documents`): this project's own (described here), or ``@mastra/mongodb``'s (``layout="mastra"``, to
+share the database with a Mastra app: the id in a field ``id``, camelCase fields, metadata as documents,
+Mastra's indexes). Before it creates anything, the storage checks which layout the database holds and refuses
+the other one with ``StorageLayoutError`` (docs/spec.md §4.7).
 
 In this project's layout the id is ``_id``. Message content and every metadata dict are JSON *text*, so
 storage never rewrites what it is given (BSON field names cannot hold ``.``-, ``$``- or NUL-keys; text
@@ -44,7 +44,7 @@ from typing import Any, Final, TypeVar
 from mastra_memory.errors import StorageError, error_id
 from mastra_memory.messages import MastraDBMessage
 from mastra_memory.metadata_limits import is_unicode
-from mastra_memory.storage import BackendErrors, MemoryStorage, codec
+from mastra_memory.storage import BackendErrors, codec
 from mastra_memory.storage.hooks import Candidate, Side, Work
 from mastra_memory.storage.records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
 from mastra_memory.timestamps import utc_now
@@ -55,6 +55,7 @@ from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from .connection import Connection, is_transient
 from .documents import LAYOUTS, DocumentLayout, check_database
+from .om_documents import MongoOMDocuments
 from .settings import MongoDBSettings
 
 __all__ = ["MongoDBStorage"]
@@ -87,7 +88,7 @@ class _Tx:
 _LEASE: Final = timedelta(seconds=60)
 
 
-class MongoDBStorage(MemoryStorage):
+class MongoDBStorage(MongoOMDocuments):
     """Threads, messages and resources in MongoDB (any server; FerretDB too).
 
     Args:
@@ -153,6 +154,18 @@ class MongoDBStorage(MemoryStorage):
                 raise
             await session.commit_transaction()
             return result
+
+    def _om_mastra(self) -> bool:
+        return self._layout.name == "mastra"
+
+    def _om_collection_name(self) -> str:
+        # Mastra's collection has a fixed name, as its other collections do (documents.MASTRA_PREFIX).
+        if self._om_mastra():
+            return "mastra_observational_memory"
+        return f"{self.settings.collection_prefix}observational_memory"
+
+    async def _om_lock(self, tx: Any, om_id: str) -> None:
+        await self._lock(tx, f"om:{om_id}")
 
     def _backend_errors(self) -> BackendErrors:
         return BackendErrors(

@@ -3,7 +3,8 @@
 This module holds only SQL and connection handling; the contract itself (validation, merging, bumps,
 clone, include windows, paging rules) is the :class:`~mastra_memory.storage.MemoryStorage` template.
 
-Layout (in the configured schema): ``mastra_threads``, ``mastra_messages`` and ``mastra_resources``, in
+Layout (in the configured schema): ``mastra_threads``, ``mastra_messages`` and ``mastra_resources`` (and
+``mastra_observational_memory``, :mod:`.om_tables`), in
 one of two table layouts (``settings.layout``, :mod:`.tables`): this project's own (described here), or
 ``@mastra/pg``'s (``layout="mastra"``, to share the database with a Mastra app). Before it creates
 anything, the storage checks which layout the schema holds and refuses the other one with
@@ -36,11 +37,12 @@ import psycopg
 from mastra_memory.errors import ValidationError
 from mastra_memory.messages import MastraDBMessage
 from mastra_memory.metadata_limits import is_unicode
-from mastra_memory.storage import BackendErrors, MemoryStorage, codec
+from mastra_memory.storage import BackendErrors, codec
 from mastra_memory.storage.hooks import Candidate, Side, Work
 from mastra_memory.storage.records import ListMessagesQuery, ListThreadsQuery, Resource, Thread
 
 from .connection import Connection, PgDatabase, is_transient, quote_ident
+from .om_tables import OM_TABLE, PgOMTables, om_ddl
 from .settings import PgVectorSettings
 from .tables import LAYOUTS, check_schema
 
@@ -84,7 +86,7 @@ def _one_or_many(ids: list[str]) -> tuple[str, str | list[str]]:
     return ("= %s", ids[0]) if len(ids) == 1 else ("= ANY(%s::text[])", ids)
 
 
-class PgStorage(MemoryStorage):
+class PgStorage(PgOMTables):
     """Threads, messages and resources in PostgreSQL (any server; pgvector is not needed for storage).
 
     Args:
@@ -102,6 +104,7 @@ class PgStorage(MemoryStorage):
         self._threads = f"{schema}.mastra_threads"
         self._messages = f"{schema}.mastra_messages"
         self._resources = f"{schema}.mastra_resources"
+        self._observations = f"{schema}.{OM_TABLE}"
         self._layout = LAYOUTS[self.settings.layout]
         self._db = PgDatabase(self.settings, self._setup)
 
@@ -114,7 +117,16 @@ class PgStorage(MemoryStorage):
         await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self._schema}")
         for statement in self._layout.ddl(self._schema, self.settings.schema_name):
             await conn.execute(statement)
+        # Observational memory's table (docs/spec.md §4.8; in Mastra's layout, @mastra/pg's own).
+        for statement in om_ddl(self._observations, mastra=self._layout.name == "mastra"):
+            await conn.execute(statement)
         return []
+
+    def _om_table(self) -> str:
+        return self._observations
+
+    def _om_mastra(self) -> bool:
+        return self._layout.name == "mastra"
 
     async def _transaction(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
         # Reads are a transaction too; idempotent work is retried after a lost connection (PgDatabase.run).
