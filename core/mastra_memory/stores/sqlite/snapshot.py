@@ -21,7 +21,7 @@ import bisect
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +30,20 @@ from ...filters.ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Regex
 from ...filters.evaluate import matches
 from ...filters.numbers import COMPARISONS, EXACT_FLOAT_LIMIT
 
-__all__ = ["Column", "Snapshot", "decoded", "evaluate_filter", "kind_of", "row_norms", "spare"]
+__all__ = [
+    "Column",
+    "Postings",
+    "Snapshot",
+    "decoded",
+    "evaluate_filter",
+    "kind_of",
+    "matching_slots",
+    "row_norms",
+    "spare",
+]
 
 FLOAT32: Final = np.dtype("<f4")
+_G = TypeVar("_G", bound=np.generic)
 
 # Value kinds of a column slot.
 MISSING: Final = 0
@@ -106,6 +117,11 @@ class Column:
         self._codes: dict[str, int] = {}
         self._sorted: tuple[list[str], npt.NDArray[np.int32]] | None = None
         self.other = 0  # live slots holding an OTHER value: while > 0 the key is filtered in SQL
+        self.postings: Postings | None = None  # built by the first equality lookup on this key
+
+    def _touched(self, slots: npt.NDArray[np.int64]) -> None:
+        if self.postings is not None:
+            self.postings.touched(slots)
 
     def grow(self, used: int, capacity: int) -> None:
         self.kind = _grow(self.kind, used, capacity)
@@ -134,6 +150,7 @@ class Column:
         self.number[slots] = numbers
         self.code[slots] = codes
         self.other += kinds.count(OTHER)
+        self._touched(slots)
 
     def fill(self, slots: npt.NDArray[np.int64], value: tuple[int, float, str | None]) -> None:
         """Store the same value in every slot of ``slots``."""
@@ -144,6 +161,7 @@ class Column:
         self.code[slots] = -1 if text is None else self._code_of(text)
         if kind == OTHER:
             self.other += int(slots.size)
+        self._touched(slots)
 
     def kill(self, slots: npt.NDArray[np.int64]) -> None:
         """Forget the values of ``slots`` (deleted rows)."""
@@ -156,6 +174,24 @@ class Column:
         self.kind[:m] = self.kind[keep]
         self.number[:m] = self.number[keep]
         self.code[:m] = self.code[keep]
+        self.postings = None  # every slot moved: rebuilt by the next lookup
+
+    def slots_with(self, text: str, n: int, live: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """Ascending live slots (below ``n``) whose value at this key is the string ``text``.
+
+        Cost follows the matches, not the snapshot: the postings give a superset of the candidates
+        (entries go stale when a slot is killed, reused or changes value) and each one is checked
+        against the column itself, so the answer is exact whatever the postings hold.
+        """
+        code = self._codes.get(text)
+        if code is None:
+            return np.empty(0, dtype=np.int64)
+        if self.postings is None or self.postings.stale(n):
+            self.postings = Postings(self.code[:n], len(self.strings))
+        candidates = self.postings.candidates(code, self.code)
+        candidates = candidates[candidates < n]
+        keep: npt.NDArray[np.bool_] = (self.code[candidates] == code) & live[candidates]
+        return candidates[keep]
 
     def text_codes(self, test: Callable[[str], bool]) -> npt.NDArray[np.bool_]:
         """Per distinct string, whether ``test`` holds (indexed by code; one extra False for code -1)."""
@@ -184,6 +220,49 @@ class Column:
 
     def code_for(self, text: str) -> int | None:
         return self._codes.get(text)
+
+
+class Postings:
+    """Slots grouped by text code, for equality lookups (a ``resource_id``, a ``thread_id``).
+
+    ``order`` holds every slot at build time sorted by code (CSR: ``bounds[c]:bounds[c + 1]`` are the
+    slots of code ``c``); slots assigned since then are listed in the tail and scanned. The tail is folded
+    in by a rebuild once it outgrows a sixteenth of the snapshot, so the rebuild (one stable argsort) is
+    paid once per n/16 writes. Entries may be stale: :meth:`Column.slots_with` checks each candidate.
+    """
+
+    #: The tail never triggers a rebuild below this many rows (tests lower it).
+    REBUILD_MIN: int = 4096
+
+    def __init__(self, codes: npt.NDArray[np.int32], strings: int) -> None:
+        order = np.argsort(codes, kind="stable")
+        self.order = order.astype(np.int32 if codes.size < 2**31 else np.int64)
+        self.bounds = np.searchsorted(codes[order], np.arange(strings + 1, dtype=np.int32))
+        self.size = codes.size
+        self._tail: list[npt.NDArray[np.int64]] = []
+        self._tail_rows = 0
+
+    def touched(self, slots: npt.NDArray[np.int64]) -> None:
+        """``slots`` were given a (possibly new) value since the build."""
+        self._tail.append(np.array(slots, dtype=np.int64))
+        self._tail_rows += int(slots.size)
+
+    def stale(self, n: int) -> bool:
+        return self._tail_rows > max(self.REBUILD_MIN, n // 16)
+
+    def candidates(self, code: int, codes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+        """Ascending, distinct slots that may hold ``code`` (a superset; ``codes`` is the column)."""
+        if code + 1 < self.bounds.size:
+            built = self.order[self.bounds[code] : self.bounds[code + 1]].astype(np.int64)
+        else:
+            built = np.empty(0, dtype=np.int64)  # a string first seen after the build
+        if not self._tail:
+            return np.sort(built)  # stable argsort: already ascending, and sort is cheap on sorted input
+        if len(self._tail) > 1:
+            self._tail = [np.concatenate(self._tail)]
+        tail = self._tail[0]
+        tail = tail[tail < codes.size]
+        return np.unique(np.concatenate([built, tail[codes[tail] == code]]))
 
 
 class Snapshot:
@@ -377,6 +456,30 @@ def evaluate_filter(
     return mask & snapshot.live[: snapshot.n]
 
 
+def matching_slots(
+    node: Node, snapshot: Snapshot, load: Callable[[str], Iterable[tuple[int, str | None, Any]]]
+) -> npt.NDArray[np.int64] | None:
+    """Ascending live slots matching ``node``, or None when the SQL must decide (as :func:`evaluate_filter`).
+
+    A filter that requires a string at a top-level key (``resource_id``, ``thread_id``: every scoped
+    recall) first narrows the slots to that key's postings, then evaluates the whole filter over those
+    slots alone, so its cost follows the matching rows, not the size of the index (issue 28). Evaluating
+    the whole filter again over the narrowed slots keeps the result that of :func:`evaluate_filter`.
+    """
+    evaluator = _Evaluator(snapshot, load)
+    try:
+        rows = evaluator.preselect(node)
+        if rows is None:
+            mask = evaluator.visit(node) & snapshot.live[: snapshot.n]
+            return np.flatnonzero(mask).astype(np.int64)
+        if rows.size == 0:
+            return rows
+        evaluator.narrow(rows)
+        return rows[evaluator.visit(node)]
+    except _InSQL:
+        return None
+
+
 class _Evaluator:
     def __init__(
         self, snapshot: Snapshot, load: Callable[[str], Iterable[tuple[int, str | None, Any]]]
@@ -384,6 +487,41 @@ class _Evaluator:
         self.s = snapshot
         self.n = snapshot.n
         self.load = load
+        self.rows: npt.NDArray[np.int64] | None = None  # None: every slot below n
+        self.size = self.n
+
+    def narrow(self, rows: npt.NDArray[np.int64]) -> None:
+        """Evaluate over ``rows`` only (ascending slots): every mask is then one entry per row."""
+        self.rows = rows
+        self.size = int(rows.size)
+
+    def _at(self, values: npt.NDArray[_G]) -> npt.NDArray[_G]:
+        return values[: self.n] if self.rows is None else values[self.rows]
+
+    def preselect(self, node: Node) -> npt.NDArray[np.int64] | None:
+        """The live slots of the most selective string equality that ``node`` requires, if any: a
+        superset of the matches (``node`` may add conditions), or None when nothing narrows it."""
+        if isinstance(node, And):
+            best: npt.NDArray[np.int64] | None = None
+            for child in node.children:
+                rows = self.preselect(child)
+                if rows is not None and (best is None or rows.size < best.size):
+                    best = rows
+            return best
+        if not isinstance(node, Comparison) or len(node.path) != 1:
+            return None
+        if node.op == "$eq" and isinstance(node.value, str):
+            texts: tuple[str, ...] = (node.value,)
+        elif node.op == "$in" and isinstance(node.value, tuple) and node.value:
+            if not all(isinstance(v, str) for v in node.value):
+                return None
+            texts = tuple(str(v) for v in node.value)
+        else:
+            return None
+        column = self._column(node.path)
+        live = self.s.live
+        parts = [column.slots_with(text, self.n, live) for text in texts]
+        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
 
     def visit(self, node: Node) -> npt.NDArray[np.bool_]:
         if isinstance(node, And):
@@ -400,11 +538,11 @@ class _Evaluator:
             return ~self.visit(node.child)
         column = self._column(node.path)
         if isinstance(node, ElemMatch):
-            return np.zeros(self.n, dtype=np.bool_)  # no list at the key: nothing to match in
+            return np.zeros(self.size, dtype=np.bool_)  # no list at the key: nothing to match in
         if isinstance(node, Regex):
             key = node.path[0]
             table = column.text_codes(lambda text: matches(node, {key: text}))
-            return table[column.code[: self.n]]
+            return table[self._at(column.code)]
         return self._comparison(node, column)
 
     def _column(self, path: tuple[str, ...]) -> Column:
@@ -425,38 +563,38 @@ class _Evaluator:
             values = value if isinstance(value, tuple) else (value,)
             if op == "$all":
                 if not values:
-                    return np.zeros(self.n, dtype=np.bool_)
+                    return np.zeros(self.size, dtype=np.bool_)
                 out = self._equal(column, values[0])
                 for v in values[1:]:
                     out = out & self._equal(column, v)
                 return out
-            found = np.zeros(self.n, dtype=np.bool_)
+            found = np.zeros(self.size, dtype=np.bool_)
             for v in values:
                 found |= self._equal(column, v)
             return found if op == "$in" else ~found
         if op in ("$gt", "$gte", "$lt", "$lte"):
             bound = _scalar(value)
             if isinstance(bound, str):
-                return column.text_range(op, bound)[column.code[: self.n]]
+                return column.text_range(op, bound)[self._at(column.code)]
             number = self._number(bound)
-            values_ = column.number[: self.n]
+            values_ = self._at(column.number)
             with np.errstate(invalid="ignore"):  # NaN (not a number) compares False, as wanted
                 compared: npt.NDArray[np.bool_] = COMPARISONS[op](values_, number)
                 return compared
         if op == "$exists":
-            present: npt.NDArray[np.bool_] = column.kind[: self.n] != MISSING
+            present: npt.NDArray[np.bool_] = self._at(column.kind) != MISSING
             return present if value is True else ~present
         if op == "$size":
-            return np.zeros(self.n, dtype=np.bool_)  # no list at the key
+            return np.zeros(self.size, dtype=np.bool_)  # no list at the key
         if op == "$contains":
             needle = _scalar(value)
             if not isinstance(needle, str):
-                return np.zeros(self.n, dtype=np.bool_)  # only a list could contain a non-string
-            return column.text_codes(lambda text: needle in text)[column.code[: self.n]]
+                return np.zeros(self.size, dtype=np.bool_)  # only a list could contain a non-string
+            return column.text_codes(lambda text: needle in text)[self._at(column.code)]
         raise _InSQL  # pragma: no cover - every ComparisonOp is handled above
 
     def _equal(self, column: Column, value: Scalar) -> npt.NDArray[np.bool_]:
-        kind = column.kind[: self.n]
+        kind = self._at(column.kind)
         out: npt.NDArray[np.bool_]
         if value is None:
             out = (kind == NULL) | (kind == MISSING)
@@ -466,10 +604,10 @@ class _Evaluator:
             out = kind == FALSE
         elif isinstance(value, str):
             code = column.code_for(value)
-            out = np.zeros(self.n, dtype=np.bool_) if code is None else column.code[: self.n] == code
+            out = np.zeros(self.size, dtype=np.bool_) if code is None else self._at(column.code) == code
         else:
             with np.errstate(invalid="ignore"):
-                out = column.number[: self.n] == self._number(value)
+                out = self._at(column.number) == self._number(value)
         return out
 
     @staticmethod

@@ -58,7 +58,7 @@ from .capabilities import SQLITE_CAPABILITIES
 from .connection import SQLiteConnection
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_URL, SQLiteSettings
-from .snapshot import Snapshot, decoded, evaluate_filter, spare
+from .snapshot import Snapshot, decoded, matching_slots, spare
 from .translate import (
     SqlFragment,
     SQLiteFilterTranslator,
@@ -575,9 +575,10 @@ class SQLiteVector(SQLFileVector):
         if fragment is None:
             return snapshot.live_slots()
         if fragment.node is not None:
-            mask = evaluate_filter(fragment.node, snapshot, partial(self._column_rows, conn, name))
-            if mask is not None:
-                return np.flatnonzero(mask).astype(np.int64)
+            # A scoped recall (resource_id or thread_id equal to a string) reads only that scope's slots.
+            slots = matching_slots(fragment.node, snapshot, partial(self._column_rows, conn, name))
+            if slots is not None:
+                return slots
         sql = f"SELECT seq FROM {_table(name)} WHERE {fragment.sql}"
         seqs = np.fromiter((s for (s,) in conn.execute(sql, fragment.params)), dtype=np.int64)
         return snapshot.slots_of(np.sort(seqs))
