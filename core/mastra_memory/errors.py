@@ -1,7 +1,7 @@
 """Typed errors. Every error says what happened and what to do about it.
 
-All errors derive from :class:`MastraMemoryError`. Errors caused by the caller's input subclass
-:class:`ValidationError` (and therefore ``ValueError``); they are raised before any I/O.
+All errors derive from `MastraMemoryError`. Errors caused by the caller's input subclass
+`ValidationError` (and therefore ``ValueError``); they are raised before any I/O.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every hook is a *register callback*: the plugin calls ``register(...)`` once per
 one plugin can provide several (or none, depending on what is installed). Each hook is documented in
 ``docs/plugins/hooks.md``; a test fails if a hook is added without documentation or a test.
 
-A leaf module: it imports only :mod:`mastra_memory.plugins.protocols` (for the ``register`` types). The
+A leaf module: it imports only `mastra_memory.plugins.protocols` (for the ``register`` types). The
 conformance kit keeps its own hooks for targets (``mastra_memory_conformance.hookspecs``).
 """
 

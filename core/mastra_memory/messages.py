@@ -323,7 +323,7 @@ class MastraDBMessage(BaseModel):
     """A stored message. ``content`` may be given as a string or a v1 part list; it is stored as v2.
 
     A missing ``id`` becomes a uuid4 string and a missing ``created_at`` "now" (strictly increasing in
-    the process). Role ``tool`` is not a stored role: pass such messages through :func:`normalize_messages`,
+    the process). Role ``tool`` is not a stored role: pass such messages through `normalize_messages`,
     which folds their results into the assistant message that made the call.
     """
 

@@ -2,7 +2,7 @@
 
 The ```` ```python ```` blocks of one page run in order in one namespace, the way a reader follows the page,
 with top-level ``await`` allowed (an awaited block runs in its own event loop). Adapter packages call
-:func:`run_python_examples` on their README in their own tests; the project's docs suite does the same for
+`run_python_examples` on their README in their own tests; the project's docs suite does the same for
 ``docs/``.
 """
 

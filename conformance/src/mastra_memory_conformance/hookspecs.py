@@ -1,12 +1,12 @@
 """The conformance kit's own hook: adapters register their conformance targets here, not in the core.
 
-A leaf module (it imports only :mod:`.targets`, which imports only the standard library). An adapter
+A leaf module (it imports only `targets`, which imports only the standard library). An adapter
 implements the hook in its ``testing/targets.py`` and names that module in its ``pyproject.toml``::
 
     [project.entry-points.mastra_memory_conformance]
     mystore = "mastra_memory_mystore.testing.targets"
 
-The hook is documented in ``docs/plugins/hooks.md``; :mod:`.registry` loads the implementations.
+The hook is documented in ``docs/plugins/hooks.md``; `registry` loads the implementations.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Oracle comparisons: what a filter must return according to the reference evaluator, and assertions
 whose failure message shows the filter, the expected ids and the returned ids.
 
-The reference evaluator (:func:`mastra_memory.filters.evaluate`) is the oracle (docs/spec.md §2.7): a
+The reference evaluator (`mastra_memory.filters.evaluate`) is the oracle (docs/spec.md §2.7): a
 supported
 operator must return exactly its matches, an undeclared one must raise ``UnsupportedFilterError``.
 """

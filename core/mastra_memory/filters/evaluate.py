@@ -49,7 +49,7 @@ _NO_FIELDS: Final[Mapping[str, Any]] = {}
 def evaluate(filter: Mapping[str, Any] | Node | None, metadata: Mapping[str, Any] | None) -> bool:
     """Whether ``metadata`` matches ``filter`` (a filter dict, a parsed node, or ``None`` = everything).
 
-    A filter dict is validated first, so an invalid filter raises :class:`~mastra_memory.errors.FilterError`.
+    A filter dict is validated first, so an invalid filter raises `FilterError`.
     ``metadata=None`` is read as an empty document.
     """
     node = filter if filter is None or isinstance(filter, _NODE_TYPES) else parse(filter)

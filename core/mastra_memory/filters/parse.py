@@ -1,8 +1,8 @@
 """Validate a Mongo-style filter dict and normalise it into the AST (docs/spec.md §2.1, §2.4, §2.6).
 
-First the size limits of docs/spec.md §2.10 are checked without recursion (:mod:`.limits`), so the
+First the size limits of docs/spec.md §2.10 are checked without recursion (`limits`), so the
 recursive walk below only ever sees a filter of bounded depth and size. Then the whole tree is walked and
-every problem collected; :func:`parse` raises one :class:`~mastra_memory.errors.FilterError` listing them
+every problem collected; `parse` raises one `FilterError` listing them
 all, so a caller fixes a filter in one round. Text that no store can hold — strings with unpaired
 surrogates, integers beyond the float range, datetimes outside the UTC calendar — is refused here too,
 so it never reaches a backend as an untyped encoding or overflow error.
@@ -70,7 +70,7 @@ def _all_of(nodes: list[Node]) -> Node | None:
 class _Parser:
     """Walks one filter. Methods return the conjuncts they produced and record problems as they go.
 
-    After a problem the returned nodes are incomplete; :func:`parse` discards them and raises.
+    After a problem the returned nodes are incomplete; `parse` discards them and raises.
     """
 
     def __init__(self) -> None:
@@ -374,5 +374,5 @@ def parse(filter: Any) -> Node | None:
 
 
 def validate_filter(filter: Any) -> None:
-    """Raise :class:`FilterError` listing every problem in ``filter``; return quietly if it is valid."""
+    """Raise `FilterError` listing every problem in ``filter``; return quietly if it is valid."""
     parse(filter)

@@ -30,7 +30,7 @@ class FilterTranslator(Generic[T]):
     """Translate a parsed filter into a backend's native form ``T``.
 
     Subclasses set ``capabilities`` and implement the node methods they declare support for. The
-    defaults raise :class:`UnsupportedFilterError`, so a forgotten case fails loudly.
+    defaults raise `UnsupportedFilterError`, so a forgotten case fails loudly.
     """
 
     capabilities: ClassVar[AdapterCapabilities]

@@ -154,7 +154,7 @@ def create_vector(name_or_url: str, **settings: Any) -> MastraVector:
 def create_storage(name_or_url: str, **settings: Any) -> MemoryStorage:
     """Build a registered memory storage by name (``create_storage("sqlite", url=...)``) or URL.
 
-    Same rules as :func:`create_vector`.
+    Same rules as [`create_vector`][mastra_memory.create_vector].
     """
     from ..storage import MemoryStorage
 

@@ -156,7 +156,7 @@ class VectorArguments:
 
     def _vector(self, operation: str, vec: Any, label: str, status: str) -> npt.NDArray[np.float64]:
         """One vector as float64, or ValidationError naming ``label[j]``: numbers only (bools are not),
-        each finite in float32, the length at most :data:`MAX_VECTOR_NORM` (docs/spec.md §3.3)."""
+        each finite in float32, the length at most `MAX_VECTOR_NORM` (docs/spec.md §3.3)."""
         if isinstance(vec, np.ndarray) and vec.dtype.kind == "O":
             vec = vec.tolist()
         if isinstance(vec, np.ndarray):
@@ -266,7 +266,7 @@ class VectorArguments:
     ) -> None:
         """docs/spec.md §3.3: a cosine index is never given a zero vector (cosine is undefined for it).
 
-        Zero means shorter than :data:`MIN_COSINE_NORM`: zero length at float32 precision.
+        Zero means shorter than `MIN_COSINE_NORM`: zero length at float32 precision.
         """
         if metric != "cosine":
             return
@@ -557,8 +557,8 @@ class VectorArguments:
     def _metadata(self, operation: str, raw: Any, label: str, record_id: str | None = None) -> dict[str, Any]:
         """One record's metadata, normalised, or ValidationError ``…_INVALID_METADATA`` naming ``label``.
 
-        Within the shared limits and JSON data (:func:`~.metadata.shared_metadata`), and storable by this
-        backend (:meth:`_metadata_problem`, given the record's id when it is known).
+        Within the shared limits and JSON data (`shared_metadata`), and storable by this
+        backend (`_metadata_problem`, given the record's id when it is known).
         """
         if raw is None:
             raw = {}

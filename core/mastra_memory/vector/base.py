@@ -76,7 +76,7 @@ class TranslatedFilter:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class QueryRequest:
-    """One validated query as :meth:`MastraVector.query` hands it to the ``_query`` hook (docs/spec.md §3.1).
+    """One validated query as `MastraVector.query` hands it to the ``_query`` hook (docs/spec.md §3.1).
 
     One object rather than one parameter each, so that the template can hand a hook something more
     without changing every store's signature.
@@ -100,10 +100,10 @@ class QueryRequest:
 class MastraVector(VectorArguments, ABC):
     """Base class of every vector store adapter.
 
-    Subclasses set ``capabilities`` (their manifest) and ``translator`` (a :class:`FilterTranslator`
+    Subclasses set ``capabilities`` (their manifest) and ``translator`` (a `FilterTranslator`
     subclass producing the native filter), and implement the ``_``-prefixed hooks. Hooks receive
     validated input only and may raise any exception; unexpected ones are wrapped in
-    :class:`VectorStoreError` with the backend exception as ``__cause__`` (docs/spec.md §3.3).
+    `VectorStoreError` with the backend exception as ``__cause__`` (docs/spec.md §3.3).
     """
 
     translator: ClassVar[type[FilterTranslator[Any]] | None] = None
@@ -209,7 +209,7 @@ class MastraVector(VectorArguments, ABC):
     def translate_filter(self, flt: Any) -> Any:
         """Validate ``flt`` (FilterError) and translate it (UnsupportedFilterError); ``None`` = match all.
 
-        ``flt`` is a filter dict (parsed here) or an already parsed :data:`~mastra_memory.filters.Node`
+        ``flt`` is a filter dict (parsed here) or an already parsed `Node`
         (translated as it is). Runs before any I/O. Adapters without a translator support no filter.
         """
         node = _parsed(flt)
@@ -220,8 +220,8 @@ class MastraVector(VectorArguments, ABC):
         return self.translator().translate(node)
 
     def prepare_filter(self, flt: FilterInput) -> TranslatedFilter:
-        """Validate and translate ``flt`` once for several :meth:`query` calls of this store (raises as
-        :meth:`translate_filter` does, before any I/O)."""
+        """Validate and translate ``flt`` once for several `query` calls of this store (raises as
+        [`translate_filter`][mastra_memory.vector.MastraVector.translate_filter] does, before any I/O)."""
         node = _parsed(flt)
         return TranslatedFilter(self, node, self.translate_filter(node))
 
@@ -288,7 +288,7 @@ class MastraVector(VectorArguments, ABC):
         of one source, say — so the call replaces them with ``vectors``. The manifest's
         ``upsert_delete_filter`` says how: ``"atomic"`` (one transaction), ``"sequential"`` (delete, then
         upsert) or ``"none"`` (CapabilityError before any I/O). An empty filter is refused as by
-        :meth:`delete_vectors`.
+        [`delete_vectors`][mastra_memory.vector.MastraVector.delete_vectors].
         """
         op = "UPSERT"
         name = self._native_name(op, index_name)
@@ -491,7 +491,7 @@ class MastraVector(VectorArguments, ABC):
     async def _query(self, request: QueryRequest) -> list[QueryResult]:
         """The ``request.top_k`` best matches with portable scores; with ``request.vector`` None (a store
         that declares ``metadata_only_query``), the first ``top_k`` matches in id order, score 0.0
-        (docs/spec.md §3.1). Fields: :class:`QueryRequest`."""
+        (docs/spec.md §3.1). Fields: [`QueryRequest`][mastra_memory.vector.QueryRequest]."""
 
     @abstractmethod
     async def _list_indexes(self) -> list[str]: ...
