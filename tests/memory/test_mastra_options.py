@@ -66,8 +66,6 @@ def test_every_mastra_key_loads() -> None:
 @pytest.mark.parametrize(
     ("options", "option", "says"),
     [
-        ({"observationalMemory": True}, "observational_memory", "issue 27"),
-        ({"observationalMemory": {"model": "x"}}, "observational_memory", "not supported yet"),
         (
             {"workingMemory": {"enabled": True, "template": "# T", "version": "vnext"}},
             "working_memory.version",

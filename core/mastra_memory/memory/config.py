@@ -23,6 +23,11 @@ from ..errors import ConfigError, FilterError
 from ..filters import Node, parse
 from ..storage import MemoryStorage, storage_capabilities
 from ..vector import PORTABLE_INDEX_NAME, IndexConfig
+from .observational.options import (
+    ObservationalMemoryOptions,
+    UnsupportedOMOptionError,
+    normalize_observational_memory,
+)
 
 Scope = Literal["thread", "resource"]
 #: How recall ranks (docs/memory.md "Which embedder and mode to pick"): vectors alone, or vectors fused with
@@ -297,9 +302,9 @@ class MemoryConfig(_Config):
     generate_title: bool | TitleConfig = False
     threads: ThreadsConfig | None = None
     read_only: bool = Field(default=False, strict=True)
-    #: Mastra's ``observationalMemory``: only ``False``/None (off) loads; anything else is refused until
-    #: observational memory is built (docs/spec.md §5.1).
-    observational_memory: Any = None
+    #: Mastra's ``observationalMemory`` (docs/spec.md §5.14): ``True``, its options object, or off
+    #: (``False``/None/``enabled: False``); read through :attr:`observational`.
+    observational_memory: bool | ObservationalMemoryOptions | None = None
     #: Mastra's ``filterIncompleteToolCalls``: tool calls still waiting for a result are left out of a prompt
     #: (True), or kept with a pending result (False); applied by ``incomplete_tool_calls`` (§5.11).
     filter_incomplete_tool_calls: bool = Field(default=True, strict=True)
@@ -329,16 +334,18 @@ class MemoryConfig(_Config):
             )
         return self
 
-    @field_validator("observational_memory")
+    @field_validator("observational_memory", mode="before")
     @classmethod
-    def _no_observational_memory(cls, value: Any) -> Any:
-        if value is not None and value is not False:
-            raise UnsupportedOptionError(
-                "observational_memory (observationalMemory) is not supported yet: observational memory is "
-                "planned (issue 27); drop the option or set it to False",
-                "observational_memory",
-            )
+    def _observational_memory(cls, value: Any) -> Any:
+        # A dict goes to the options model (its own checks and refusals, §5.14); bool/None stay as given.
+        if isinstance(value, Mapping):
+            return ObservationalMemoryOptions.model_validate(dict(value))
         return value
+
+    @property
+    def observational(self) -> ObservationalMemoryOptions | None:
+        """The observational-memory options in force, or None when it is off (docs/spec.md §5.14)."""
+        return normalize_observational_memory(self.observational_memory)
 
     @property
     def recall(self) -> SemanticRecallConfig | None:
@@ -404,14 +411,22 @@ def config_error(exc: PydanticValidationError, what: str) -> ConfigError:
         cause = (err.get("ctx") or {}).get("error")
         if isinstance(cause, FilterError):
             return FilterConfigError(cause.problems)
-        if isinstance(cause, UnsupportedOptionError):
+        if isinstance(cause, UnsupportedOptionError | UnsupportedOMOptionError):
             return cause
     return ConfigError(f"invalid {what}: {_problems(exc)}")
 
 
 # Union branches pydantic names in error locations; they say nothing to a user.
 _BRANCH_NAMES = frozenset(
-    {"bool", "int", "SemanticRecallConfig", "TitleConfig", "ThreadsConfig", "MessageHistoryConfig"}
+    {
+        "bool",
+        "int",
+        "SemanticRecallConfig",
+        "TitleConfig",
+        "ThreadsConfig",
+        "MessageHistoryConfig",
+        "ObservationalMemoryOptions",
+    }
 )
 
 
@@ -466,6 +481,7 @@ def merge_config(
         return options
     override = _set_fields(MemoryConfig.from_any(thread_config))
     base = _set_fields(options)
-    if base.get("semantic_recall") is True and isinstance(override.get("semantic_recall"), dict):
-        base["semantic_recall"] = {}
+    for name in ("semantic_recall", "observational_memory"):
+        if base.get(name) is True and isinstance(override.get(name), dict):
+            base[name] = {}
     return MemoryConfig.from_any(_deep_merge(base, override))

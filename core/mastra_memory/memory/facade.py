@@ -19,6 +19,7 @@ import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..embedders.base import Embedder, EmbedderSpec
@@ -42,6 +43,7 @@ from ..storage import (
     Thread,
     ThreadPage,
 )
+from ..storage.observational_records import ObservationalMemoryRecord
 from ..tracing import span, traced
 from ..vector import MastraVector
 from .arguments import optional_resource, require_id
@@ -52,7 +54,8 @@ from .defaults import DEFAULT_EMBEDDER, resolve_storage, vector_default
 from .index.indexer import EMBEDDED_ROLES, MessageIndexer, reindexed_message_ids
 from .index.reindex import reindex_messages
 from .llm_context import LLMContext, build_context
-from .processors import UpdateWorkingMemoryTool
+from .observational.engine import CycleResult, ObservationEngine, OMUsage
+from .observational.retrieval import ObservationSearchHit
 from .processors.chain import ProcessorChain
 from .processors.context import request_memory_config
 from .recall.algorithm import (
@@ -154,6 +157,10 @@ class Memory:
     def _validate_config(self, cfg: MemoryConfig) -> None:
         """docs/spec.md §5.2: recall needs a vector store and an embedder, and resource scope a storage
         that isolates windows by resource."""
+        om = cfg.observational
+        if om is not None:
+            # docs/spec.md §5.14: the models and the storage's support are checked now, before any I/O.
+            self._chain.engine(om)
         recall = cfg.recall
         if recall is None:
             return
@@ -930,6 +937,96 @@ class Memory:
         """
         await self._background.settled(timeout, self._titles)
 
+    # --- observational memory (docs/spec.md §5.14) ------------------------------------------------
+
+    def _engine(self, thread_config: MemoryConfig | Mapping[str, Any] | None = None) -> ObservationEngine:
+        om = self.config(thread_config).observational
+        if om is None:
+            raise ConfigError(
+                "observational memory is off: pass options={'observational_memory': {'model': ...}} "
+                "(observationalMemory) to Memory"
+            )
+        return self._chain.engine(om)
+
+    async def observe(
+        self,
+        thread_id: str,
+        resource_id: str,
+        *,
+        force: bool = True,
+        thread_config: MemoryConfig | Mapping[str, Any] | None = None,
+    ) -> CycleResult:
+        """Run the Observer now on the thread's unobserved messages (``force=False``: only when they reach
+        ``observation.message_tokens``), then the Reflector if the observations exceed their budget
+        (Mastra's manual ``observe()``). Unlike the processors, a model failure raises here: ``ModelError``,
+        or ``ModelOutputError`` with the reply attached; the messages stay unobserved."""
+        require_id(thread_id, "thread_id")
+        require_id(resource_id, "resource_id")
+        engine = self._engine(thread_config)
+        await self.init()
+        return await engine.observe(thread_id, resource_id, force=force, trigger="manual", raise_errors=True)
+
+    async def get_observational_memory(
+        self, thread_id: str, resource_id: str
+    ) -> ObservationalMemoryRecord | None:
+        """The observational-memory record in force for the thread (of its resource, in resource scope);
+        None before the first observation cycle."""
+        require_id(thread_id, "thread_id")
+        require_id(resource_id, "resource_id")
+        engine = self._engine()
+        await self.init()
+        return await engine.current(thread_id, resource_id)
+
+    async def search_observations(
+        self,
+        query: str,
+        *,
+        resource_id: str,
+        top_k: int = 10,
+        filter: Mapping[str, Any] | None = None,
+    ) -> list[ObservationSearchHit]:
+        """Observation groups of one resource by similarity to ``query``, one hit per group, best first
+        (Mastra's ``searchMessages``; ``filter``: ``thread_id``, ``observed_after``, ``observed_before``).
+        Needs the vector store and embedder; the groups are indexed when ``retrieval.vector`` is on."""
+        require_id(resource_id, "resource_id")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValidationError(f"top_k must be an integer >= 1, got {top_k!r}")
+        await self.init()
+        return await self._chain.observation_index().search(
+            query, resource_id=resource_id, top_k=top_k, filter=filter
+        )
+
+    async def index_observation(
+        self,
+        *,
+        text: str,
+        group_id: str,
+        range: str,
+        thread_id: str,
+        resource_id: str,
+        observed_at: datetime | None = None,
+    ) -> list[str]:
+        """Embed and store one observation group in ``memory_observations_<dim>`` (Mastra's
+        ``indexObservation``); returns the vector ids (Mastra's, so indexing again replaces them)."""
+        require_id(thread_id, "thread_id")
+        require_id(resource_id, "resource_id")
+        await self.init()
+        return await self._chain.observation_index().index_observation(
+            text=text,
+            group_id=group_id,
+            range=range,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            observed_at=observed_at,
+        )
+
+    @property
+    def observational_usage(self) -> OMUsage:
+        """Observational memory's model calls so far: ``observer`` and ``reflector``, each with calls,
+        failures and tokens (docs/spec.md §5.14)."""
+        usage = self._chain.om_usage
+        return OMUsage(replace(usage.observer), replace(usage.reflector))
+
     @property
     def title_usage(self) -> ModelUsage:
         """The title model's calls so far (docs/spec.md §5.9): how many, how many failed, and the tokens
@@ -977,9 +1074,10 @@ class Memory:
         ``existing`` and ``request_context`` as for :meth:`get_input_processors`."""
         return self._chain.outputs(self.config(request_memory_config(request_context)), existing)
 
-    def get_tools(self, request_context: Any = None) -> dict[str, UpdateWorkingMemoryTool]:
+    def get_tools(self, request_context: Any = None) -> dict[str, Any]:
         """The memory tools for this request: ``{"updateWorkingMemory": tool}`` when working memory is on and
-        the request is not ``read_only`` (docs/spec.md §5.12), else ``{}``. The tool's handler writes through
+        the request is not ``read_only`` (docs/spec.md §5.12), and ``{"recall": RecallTool}`` when
+        observational memory's ``retrieval`` is on (§5.14). The tool's handler writes through
         :meth:`update_working_memory` after checking that the request's thread belongs to its resource."""
         return self._chain.tools(self.config(request_memory_config(request_context)))
 

@@ -9,6 +9,10 @@ from ...embedders.base import Embedder
 from ...storage import MemoryStorage
 from ...vector import MastraVector
 from ..config import MemoryConfig
+from ..observational.engine import ObservationEngine, OMUsage
+from ..observational.options import ObservationalMemoryOptions
+from ..observational.processor import PROCESSOR_ID, ObservationalMemory
+from ..observational.retrieval import RECALL_TOOL, ObservationIndex, RecallTool
 from ..stored_messages import WORKING_MEMORY_TOOL
 from .history import MessageHistory
 from .history_budget import MemoryTokenLimiter
@@ -29,6 +33,8 @@ class ChainedMemory(WorkingMemoryAccess, Protocol):
     @property
     def embedder(self) -> Embedder: ...
 
+    def indexer(self, recall: Any = None, *, embed: bool = True) -> Any: ...
+
 
 class ProcessorChain:
     """Builds the memory processors of a request from its effective configuration; ``SemanticRecall``
@@ -37,6 +43,30 @@ class ProcessorChain:
     def __init__(self, memory: ChainedMemory) -> None:
         self.memory = memory
         self._cache = ProcessorCache()
+        #: Observational memory's model calls, over every request of this Memory (docs/spec.md §5.14).
+        self.om_usage = OMUsage()
+        self._engines: dict[str, ObservationEngine] = {}
+        self._om_index: ObservationIndex | None = None
+
+    def engine(self, options: ObservationalMemoryOptions) -> ObservationEngine:
+        """The observation engine of ``options`` (one per distinct options, sharing :attr:`om_usage`).
+
+        Raises:
+            ConfigError: no model, a model that cannot be resolved, or a storage without observational
+                memory (docs/spec.md §5.14), before any I/O.
+        """
+        key = repr(options)
+        if key not in self._engines:
+            retrieval = options.retrieval_config
+            index = self.observation_index() if retrieval is not None and retrieval.vector else None
+            self._engines[key] = ObservationEngine(self.memory.storage, options, index, self.om_usage)
+        return self._engines[key]
+
+    def observation_index(self) -> ObservationIndex:
+        """The ``memory_observations_<dim>`` index on the Memory's vector store and embedder."""
+        if self._om_index is None:
+            self._om_index = ObservationIndex(self.memory.vector, self.memory.indexer())
+        return self._om_index
 
     def inputs(self, cfg: MemoryConfig, existing: Sequence[Any]) -> list[Any]:
         """``MemoryInputFilter`` (history loaded), ``WorkingMemory``, ``MessageHistory``, ``SemanticRecall``
@@ -44,8 +74,10 @@ class ProcessorChain:
         out those whose ``id`` is in ``existing`` (Mastra's order, docs/spec.md §5.12)."""
         have = {getattr(p, "id", None) for p in existing}
         limits = cfg.history_limits
+        om = cfg.observational
         out: list[Any] = []
-        if (limits.enabled or "message-history" in have) and "memory-input-filter" not in have:
+        loads_history = limits.enabled or "message-history" in have or om is not None or PROCESSOR_ID in have
+        if loads_history and "memory-input-filter" not in have:
             out.append(MemoryInputFilter(self.memory.storage, retain_full_input=cfg.retain_full_input))
         if cfg.working_memory.enabled and "working-memory" not in have:
             wm = cfg.working_memory
@@ -59,28 +91,51 @@ class ProcessorChain:
                     read_only=cfg.read_only or not wm.agent_managed,
                 )
             )
-        if cfg.history_on and "message-history" not in have:
+        # With observational memory, its processor loads the history (Mastra leaves MessageHistory and the
+        # token limiter out then, docs/spec.md §5.14).
+        if cfg.history_on and "message-history" not in have and om is None:
             out.append(self._history(cfg))
         out.extend(self._recall(cfg, have))
-        if limits.enabled and limits.max_tokens is not None and "memory-token-limiter" not in have:
+        if (
+            om is None
+            and limits.enabled
+            and limits.max_tokens is not None
+            and "memory-token-limiter" not in have
+        ):
             out.append(MemoryTokenLimiter(self.memory.storage, limits, read_only=cfg.read_only))
+        out.extend(self._observational(cfg, have))
         return out
 
     def outputs(self, cfg: MemoryConfig, existing: Sequence[Any]) -> list[Any]:
-        """``MessageHistory`` (always), then ``SemanticRecall`` (recall on)."""
+        """``MessageHistory`` (always; with observational memory its processor stores the turn instead), then
+        ``SemanticRecall`` (recall on), then ``ObservationalMemory`` (on)."""
         have = {getattr(p, "id", None) for p in existing}
         out: list[Any] = []
-        if "message-history" not in have:
+        if "message-history" not in have and cfg.observational is None:
             out.append(self._history(cfg))
         out.extend(self._recall(cfg, have))
+        out.extend(self._observational(cfg, have))
         return out
 
-    def tools(self, cfg: MemoryConfig) -> dict[str, UpdateWorkingMemoryTool]:
+    def tools(self, cfg: MemoryConfig) -> dict[str, Any]:
         """``{"updateWorkingMemory": tool}`` when working memory is on, agent-managed and the request is not
-        ``read_only`` (as Mastra's ``listTools``), else ``{}``."""
-        if not cfg.working_memory.enabled or not cfg.working_memory.agent_managed or cfg.read_only:
-            return {}
-        return {WORKING_MEMORY_TOOL: UpdateWorkingMemoryTool(self.memory, cfg.working_memory)}
+        ``read_only`` (as Mastra's ``listTools``), and ``{"recall": tool}`` when observational memory's
+        ``retrieval`` is on (docs/spec.md §5.14)."""
+        out: dict[str, Any] = {}
+        if cfg.working_memory.enabled and cfg.working_memory.agent_managed and not cfg.read_only:
+            out[WORKING_MEMORY_TOOL] = UpdateWorkingMemoryTool(self.memory, cfg.working_memory)
+        om = cfg.observational
+        retrieval = om.retrieval_config if om is not None else None
+        if om is not None and retrieval is not None:
+            index = self.observation_index() if retrieval.vector else None
+            out[RECALL_TOOL] = RecallTool(self.memory.storage, index, retrieval.scope)
+        return out
+
+    def _observational(self, cfg: MemoryConfig, have: set[Any]) -> list[ObservationalMemory]:
+        om = cfg.observational
+        if om is None or PROCESSOR_ID in have:
+            return []
+        return [ObservationalMemory(self.engine(om), read_only=cfg.read_only)]
 
     def _history(self, cfg: MemoryConfig) -> MessageHistory:
         limits = cfg.history_limits
