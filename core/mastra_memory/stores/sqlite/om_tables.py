@@ -90,8 +90,9 @@ class SQLiteOMTables(MemoryStorage):
     async def _om_load(
         self, conn: Any, om_id: str, *, lock: bool = False
     ) -> ObservationalMemoryRecord | None:
-        row = conn.execute(f"{self._om_select()} WHERE id = ?", (om_id,)).fetchone()
-        return None if row is None else self._om_record(row)
+        # fetchall: a statement left unfinished would keep the read snapshot open past the unit of work.
+        rows = conn.execute(f"{self._om_select()} WHERE id = ?", (om_id,)).fetchall()
+        return self._om_record(rows[0]) if rows else None
 
     async def _om_generations(
         self,
@@ -138,7 +139,7 @@ class SQLiteOMTables(MemoryStorage):
                 *(self._om_encode(f, v) for f, v in expect.items()),
             ],
         )
-        changed: int = conn.execute("SELECT changes()").fetchone()[0]
+        changed: int = conn.execute("SELECT changes()").fetchall()[0][0]
         return changed > 0
 
     async def _om_delete(self, conn: Any, key: OMKey) -> None:

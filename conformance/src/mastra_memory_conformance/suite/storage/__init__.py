@@ -6,7 +6,7 @@ default order, the ``(created_at, id)`` tie-break in both directions, pages and 
 ``per_page=0`` and ``per_page=False`` paths, include windows and the resource isolation scenario S1–S8 of
 §8.3 — then ``list_threads`` (§4.4), the write rules of §4.5 (atomic saves, moves, merges, strictly
 increasing ``updated_at``), the thread operations (moving a thread to another resource, archiving),
-the §4.6 metadata filter and resources. The optional features
+the §4.6 metadata filter, resources and observational memory (§4.8). The optional features
 ``clone_thread`` and ``list_messages_by_resource_id`` are checked when the storage declares them, and
 must raise ``CapabilityError`` when it does not.
 
@@ -15,8 +15,8 @@ A target's backend lives for the whole session, so every test writes under its o
 
 ``MemoryStorageSuite`` is one class made of one part per job, each in its own module: :mod:`.isolation`
 (S1–S8), :mod:`.threads`, :mod:`.messages` (``list_messages``), :mod:`.thread_listing`,
-:mod:`.message_writes`, :mod:`.ownership`, :mod:`.thread_ops` and :mod:`.resources` (with the optional
-features); :mod:`.base` holds what they share.
+:mod:`.message_writes`, :mod:`.ownership`, :mod:`.thread_ops`, :mod:`.resources` (with the optional
+features) and :mod:`.observational`; :mod:`.base` holds what they share.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import pytest
 from .isolation import ResourceIsolationSuite
 from .message_writes import MessageWritesSuite
 from .messages import MessageListingSuite
+from .observational import ObservationalMemorySuite
 from .ownership import WriteOwnershipSuite
 from .resources import ResourcesSuite
 from .thread_listing import ThreadListingSuite
@@ -36,6 +37,7 @@ __all__ = [
     "MemoryStorageSuite",
     "MessageListingSuite",
     "MessageWritesSuite",
+    "ObservationalMemorySuite",
     "ResourceIsolationSuite",
     "ResourcesSuite",
     "ThreadListingSuite",
@@ -49,6 +51,7 @@ __all__ = [
 # that the tests run, and the report lists them, in the order of docs/spec.md §4 kept by the modules.
 @pytest.mark.asyncio
 class MemoryStorageSuite(
+    ObservationalMemorySuite,
     ResourcesSuite,
     ThreadOperationsSuite,
     WriteOwnershipSuite,
