@@ -197,8 +197,18 @@ def _blocking_iter(aiter: AsyncIterator[Any], timeout: float | None) -> Iterator
 def wrap(target: Obj, timeout: float | None = None) -> SyncProxy[Obj]:
     """Return a blocking proxy of ``target`` (a ``Memory``, a storage, a vector store, an embedder, ...).
 
-    Nested async objects reached through it are wrapped too; ``timeout`` (seconds, default none) bounds
-    every call made through the proxy and its nested proxies.
+    Nested async objects reached through it are wrapped too.
+
+    Args:
+        target: the async object to wrap (a proxy is returned as it is).
+        timeout: seconds that bound every call made through the proxy and its nested proxies; default none.
+
+    Returns:
+        The proxy: the same methods without ``await``; ``with`` runs the target's ``async with``.
+
+    Raises:
+        RuntimeError: (from a call through the proxy) made inside a running event loop; ``await`` there.
+        TimeoutError: (from a call through the proxy) a call took longer than ``timeout``; it was cancelled.
     """
     if isinstance(target, SyncProxy):
         return target

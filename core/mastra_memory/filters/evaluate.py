@@ -49,8 +49,15 @@ _NO_FIELDS: Final[Mapping[str, Any]] = {}
 def evaluate(filter: Mapping[str, Any] | Node | None, metadata: Mapping[str, Any] | None) -> bool:
     """Whether ``metadata`` matches ``filter`` (a filter dict, a parsed node, or ``None`` = everything).
 
-    A filter dict is validated first, so an invalid filter raises `FilterError`.
-    ``metadata=None`` is read as an empty document.
+    Args:
+        filter: a filter dict (validated first), a tree from `parse`, or ``None`` (matches everything).
+        metadata: the document to test; ``None`` is read as an empty document.
+
+    Returns:
+        ``True`` when the document matches, as every conforming store must answer.
+
+    Raises:
+        FilterError: ``filter`` is a dict that is not a valid filter.
     """
     node = filter if filter is None or isinstance(filter, _NODE_TYPES) else parse(filter)
     return matches(node, metadata)

@@ -353,6 +353,12 @@ def _is_value_condition(doc: Mapping[Any, Any]) -> bool:
 def parse(filter: Any) -> Node | None:
     """Validate ``filter`` and return its normalised AST; ``None`` (or ``{}``) means "match everything".
 
+    Args:
+        filter: a Mongo-style filter dict (docs/spec.md §2), ``None`` or ``{}``.
+
+    Returns:
+        The filter's tree, or ``None`` when it matches everything.
+
     Raises:
         FilterError: listing every problem in the filter (``FilterError.problems``).
     """

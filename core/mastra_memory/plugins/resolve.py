@@ -142,9 +142,18 @@ def _build(
 def create_vector(name_or_url: str, **settings: Any) -> MastraVector:
     """Build a registered vector store by name (``create_vector("qdrant", url=...)``) or URL.
 
-    A URL's scheme names the plugin and the URL becomes its ``url`` setting: ``sqlite:///memory.db``.
-    Settings are validated by the plugin's settings model (ConfigError lists every problem); an unknown
-    name raises PluginError listing the available ones.
+    Args:
+        name_or_url: a plugin name (``"qdrant"``) or a URL whose scheme names the plugin; the URL becomes
+            its ``url`` setting (``sqlite:///memory.db``).
+        **settings: the plugin's settings, validated by its settings model.
+
+    Returns:
+        The vector store, as the plugin's factory built it.
+
+    Raises:
+        ConfigError: the settings are invalid (every problem listed).
+        PluginError: no plugin of that name is installed (the available ones listed), or its factory
+            failed.
     """
     from ..vector import MastraVector  # the store protocol pulls in the filter machinery: load on use
 
@@ -155,6 +164,18 @@ def create_storage(name_or_url: str, **settings: Any) -> MemoryStorage:
     """Build a registered memory storage by name (``create_storage("sqlite", url=...)``) or URL.
 
     Same rules as [`create_vector`][mastra_memory.create_vector].
+
+    Args:
+        name_or_url: a plugin name (``"sqlite"``) or a URL whose scheme names the plugin.
+        **settings: the plugin's settings, validated by its settings model.
+
+    Returns:
+        The storage, as the plugin's factory built it.
+
+    Raises:
+        ConfigError: the settings are invalid (every problem listed).
+        PluginError: no plugin of that name is installed (the available ones listed), or its factory
+            failed.
     """
     from ..storage import MemoryStorage
 
