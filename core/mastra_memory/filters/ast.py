@@ -14,7 +14,7 @@ Normal form guarantees (adapters rely on them):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
 from .operators import ALL_OPERATORS as ALL_OPERATORS
 
@@ -90,30 +90,26 @@ class ElemMatch:
 
 
 @dataclass(frozen=True, slots=True)
-class And:
+class _Logical:
+    """``children`` combined by the logical ``operator`` each subclass names (equal only within a class)."""
+
     children: tuple[Node, ...]
-
-    @property
-    def operator(self) -> str:
-        return "$and"
+    operator: ClassVar[str]
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
-    children: tuple[Node, ...]
-
-    @property
-    def operator(self) -> str:
-        return "$or"
+class And(_Logical):
+    __slots__ = ()
+    operator = "$and"
 
 
-@dataclass(frozen=True, slots=True)
-class Nor:
-    children: tuple[Node, ...]
+class Or(_Logical):
+    __slots__ = ()
+    operator = "$or"
 
-    @property
-    def operator(self) -> str:
-        return "$nor"
+
+class Nor(_Logical):
+    __slots__ = ()
+    operator = "$nor"
 
 
 @dataclass(frozen=True, slots=True)
