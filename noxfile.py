@@ -78,9 +78,13 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """The documentation site: ``mkdocs build --strict`` (broken links, pages missing from the navigation
-    and API entries that do not resolve fail), and proof that the strict build refuses such damage."""
-    _sync(session, "docs", "lint")  # ruff formats the API reference's signatures
+    and API entries that do not resolve fail), and proof that the strict build refuses such damage; then
+    tests/docs/test_site.py: the quickstart runs, the API reference renders (no raw roles, sections,
+    formatted signatures), and no page overflows at 1280 px or 390 px in headless Chromium (Debian's
+    chromium + chromium-driver, which .ci/run installs; screenshots in reports/site/)."""
+    _sync(session, "docs", "test")  # docs: mkdocs, ruff (formats the signatures), selenium
     session.run("python", "tests/docs/site_check.py")
+    session.run("pytest", "tests/docs/test_site.py", "-ra", *session.posargs)
 
 
 @nox.session
