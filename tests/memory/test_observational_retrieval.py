@@ -127,10 +127,15 @@ async def test_the_recall_tool_never_crosses_tenants(memory: Memory) -> None:
     assert (await tool.execute({"mode": "threads"}, context("t2", "u2")))["threads"].count("t1") == 0
 
 
-async def test_thread_scoped_retrieval_stays_in_the_thread(storage: SQLiteStorage, vector: SQLiteVector) -> None:
+async def test_thread_scoped_retrieval_stays_in_the_thread(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
     model = ScriptedModel([observer_reply], repeat_last=True)
     mem = Memory(
-        storage=storage, vector=vector, embedder="hash/64", options=options(model, retrieval={"scope": "thread"})
+        storage=storage,
+        vector=vector,
+        embedder="hash/64",
+        options=options(model, retrieval={"scope": "thread"}),
     )
     try:
         await turn(mem, "t1", "u1", TEXTS[0])
@@ -147,10 +152,15 @@ async def test_thread_scoped_retrieval_stays_in_the_thread(storage: SQLiteStorag
         await mem.close()
 
 
-async def test_resource_scope_shares_observations_across_threads(storage: SQLiteStorage, vector: SQLiteVector) -> None:
+async def test_resource_scope_shares_observations_across_threads(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
     model = ScriptedModel([observer_reply], repeat_last=True)
     mem = Memory(
-        storage=storage, vector=vector, embedder="hash/64", options=options(model, retrieval=False, scope="resource")
+        storage=storage,
+        vector=vector,
+        embedder="hash/64",
+        options=options(model, retrieval=False, scope="resource"),
     )
     try:
         await turn(mem, "t1", "u1", TEXTS[0])
