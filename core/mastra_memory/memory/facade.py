@@ -127,7 +127,7 @@ class Memory:
 
     @property
     def vector(self) -> MastraVector:
-        """The vector store (resolved on first use; docs/spec.md §5.1 and :mod:`.defaults` for the default).
+        """The vector store (resolved on first use; docs/spec.md §5.1 and `defaults` for the default).
 
         Raises ConfigError when none was given and the storage has no vector store to go with it.
         """
@@ -225,11 +225,11 @@ class Memory:
 
     async def flush(self) -> None:
         """Wait until background work (embedding of ``save_messages(..., background=True)``, thread
-        titles) has finished: :meth:`settled` without a timeout (docs/spec.md §5.11)."""
+        titles) has finished: `settled` without a timeout (docs/spec.md §5.11)."""
         await self.settled()
 
     async def close(self) -> None:
-        """Wait for background work (:meth:`flush`) and release storage and vector connections (also
+        """Wait for background work (`flush`) and release storage and vector connections (also
         when that work failed: the failure is raised after the connections are released)."""
         try:
             await self.flush()
@@ -330,7 +330,7 @@ class Memory:
 
     async def save_thread(self, thread: Thread | Mapping[str, Any]) -> Thread:
         """Insert or replace a thread (with semantic recall on, metadata the vector store cannot hold is
-        refused first, as in :meth:`create_thread`)."""
+        refused first, as in [`create_thread`][mastra_memory.memory.Memory.create_thread])."""
         if isinstance(thread, Thread):
             self._check_thread_metadata("SAVE_THREAD", self.options.recall, thread.id, thread.metadata)
         elif isinstance(thread, Mapping):
@@ -346,11 +346,11 @@ class Memory:
         self, id: str, title: str | None = None, metadata: Mapping[str, Any] | None = None
     ) -> Thread:
         """Change the title and/or shallow-merge metadata. Existing vectors keep the old metadata until
-        :meth:`reindex_thread`. With semantic recall on, metadata keys the vector store cannot hold are
+        `reindex_thread`. With semantic recall on, metadata keys the vector store cannot hold are
         refused first (the keys given are judged, not those stored already). A ``workingMemory`` string in
         ``metadata`` also becomes the resource's working memory when working memory is on in resource
-        scope, as Mastra's ``updateThread`` (docs/spec.md §5.8); :meth:`create_thread` and
-        :meth:`save_thread` do the same."""
+        scope, as Mastra's ``updateThread`` (docs/spec.md §5.8); `create_thread` and
+        [`save_thread`][mastra_memory.memory.Memory.save_thread] do the same."""
         self._check_thread_metadata("UPDATE_THREAD", self.options.recall, id, metadata)
         await self.init()
         thread = await self.storage.update_thread(id, title=title, metadata=metadata)
@@ -398,7 +398,7 @@ class Memory:
         vector store would refuse (an id too long for its chunk ids, U+0000 where the store cannot hold it,
         an unpaired surrogate, unrepresentable thread metadata) raises ValidationError naming it before
         anything is stored. If embedding fails after the messages are stored, IndexingError is raised;
-        :meth:`reindex_thread` retries.
+        [`reindex_thread`][mastra_memory.memory.Memory.reindex_thread] retries.
         """
         if not isinstance(background, bool):
             raise ValidationError(f"background must be True or False, got {background!r}")
@@ -542,7 +542,7 @@ class Memory:
 
         The recovery path after switching embedders or after a failed vector write: storage is the source
         of truth, so nothing stored is lost. Returns the number of messages indexed; its ``skipped`` lists
-        the messages of every thread that the vector store refuses (see :meth:`reindex_thread`).
+        the messages of every thread that the vector store refuses (see `reindex_thread`).
         """
         resource_id = optional_resource(resource_id)
         self.config(thread_config)  # invalid options fail before any I/O
@@ -670,7 +670,7 @@ class Memory:
         Storage moves the thread and every message in one transaction; then, with semantic recall on,
         the messages are re-indexed so their vectors carry the new ``resource_id`` (without it, the
         thread's vectors are deleted). Afterwards resource-scoped recall and
-        :meth:`semantic_search_messages` of the old resource never return them and the new resource's do.
+        `semantic_search_messages` of the old resource never return them and the new resource's do.
         ``expected_resource_id`` names the caller's resource (ThreadOwnershipError when the thread is
         another's). Resource-scoped working memory stays with the old resource; thread-scoped working
         memory moves with the thread.
@@ -692,14 +692,14 @@ class Memory:
         )
 
     async def archive_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread:
-        """Archive a thread: hidden from :meth:`list_threads` unless ``include_archived=True``; its
+        """Archive a thread: hidden from `list_threads` unless ``include_archived=True``; its
         messages stay stored and recallable, resource-scoped recall included (docs/spec.md §5.11)."""
         require_id(thread_id, "thread_id")
         await self.init()
         return await self.storage.archive_thread(thread_id, resource_id=optional_resource(resource_id))
 
     async def unarchive_thread(self, thread_id: str, *, resource_id: str | None = None) -> Thread:
-        """Undo :meth:`archive_thread`: the thread is listed again."""
+        """Undo [`archive_thread`][mastra_memory.memory.Memory.archive_thread]: the thread is listed again."""
         require_id(thread_id, "thread_id")
         await self.init()
         return await self.storage.unarchive_thread(thread_id, resource_id=optional_resource(resource_id))
@@ -762,7 +762,7 @@ class Memory:
     async def search_messages(
         self, query: str, **options: Unpack[SemanticSearchOptions]
     ) -> MessageSearchResult:
-        """Deprecated alias of :meth:`semantic_search_messages` (one release; a ``DeprecationWarning`` each
+        """Deprecated alias of `semantic_search_messages` (one release; a ``DeprecationWarning`` each
         call). The name is Mastra's ``searchMessages``, a search of observation groups, which it becomes
         once observational memory exists (docs/spec.md §5.11)."""
         warnings.warn(
@@ -778,7 +778,7 @@ class Memory:
     async def copy_thread(
         self, source_thread_id: str, **options: Unpack[CloneThreadOptions]
     ) -> CopyThreadResult:
-        """:meth:`clone_thread` without the copied messages in the result (Mastra's ``copyThread``): the
+        """`clone_thread` without the copied messages in the result (Mastra's ``copyThread``): the
         same arguments, checks and indexing; returns ``thread``, ``message_id_map`` and ``skipped``."""
         done = await self.clone_thread(source_thread_id, **options)
         return CopyThreadResult(thread=done.thread, message_id_map=done.message_id_map, skipped=done.skipped)
@@ -866,7 +866,7 @@ class Memory:
         """Store messages without embedding them (Mastra's ``persistMessages``): system and signal messages
         are left out, everything else is written as ``save_messages`` writes it (same checks and §4.5
         ownership), but nothing is embedded. A re-persisted id loses its vectors (their text may be stale);
-        :meth:`reindex_thread` makes persisted messages recallable."""
+        [`reindex_thread`][mastra_memory.memory.Memory.reindex_thread] makes persisted messages recallable."""
         kept = [m for m in normalize_messages(messages) if m.role not in ("system", "signal")]
         ids = [m.id for m in kept]
         if len(set(ids)) != len(ids):
@@ -1071,14 +1071,14 @@ class Memory:
         """The memory output processors for this request (docs/spec.md §5.12): ``MessageHistory`` (stores the
         turn; always, so recall windows and later history find it, unless ``read_only``), then
         ``SemanticRecall`` (indexes it; recall on). Run them after your own output processors.
-        ``existing`` and ``request_context`` as for :meth:`get_input_processors`."""
+        ``existing`` and ``request_context`` as for `get_input_processors`."""
         return self._chain.outputs(self.config(request_memory_config(request_context)), existing)
 
     def get_tools(self, request_context: Any = None) -> dict[str, Any]:
         """The memory tools for this request: ``{"updateWorkingMemory": tool}`` when working memory is on and
         the request is not ``read_only`` (docs/spec.md §5.12), and ``{"recall": RecallTool}`` when
         observational memory's ``retrieval`` is on (§5.14). The tool's handler writes through
-        :meth:`update_working_memory` after checking that the request's thread belongs to its resource."""
+        `update_working_memory` after checking that the request's thread belongs to its resource."""
         return self._chain.tools(self.config(request_memory_config(request_context)))
 
 
