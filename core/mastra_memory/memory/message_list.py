@@ -51,7 +51,7 @@ class MessageList:
     def add(self, messages: Iterable[MastraDBMessage | MessageInput], source: Source) -> MessageList:
         """Add messages; an id already present keeps its first source (history is never made 'new').
 
-        System messages go to :attr:`system_messages` (once per id), never into :meth:`all`.
+        System messages go to `system_messages` (once per id), never into `all`.
         """
         for msg in self._normalise(messages):
             if msg.role == "system":
