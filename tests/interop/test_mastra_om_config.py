@@ -1,9 +1,10 @@
-"""Observational memory's options as Mastra 1.31 loads them (issue 27; docs/spec.md §5.14): the
-defaults (``OBSERVATIONAL_MEMORY_DEFAULTS``), which configurations load or are refused, and what a
-loaded one resolves to — thresholds, scope, the shared budget, retrieval and the ``recall`` tool. Mastra builds its OM engine on an
-in-memory LibSQL store (``mastra/om_config.mjs``; no model is called), this project its ``Memory`` on an
-in-memory SQLite store. The configurations refused here but loaded by Mastra are the [Δ] of §5.14, checked
-apart with their error. One Node process answers the whole module (``mastra_runner``).
+"""Observational memory's options as Mastra 1.31 loads them (issue 27; docs/spec.md §5.14).
+
+Compared: the defaults (``OBSERVATIONAL_MEMORY_DEFAULTS``), which configurations load or are refused, and
+what a loaded one resolves to — thresholds, scope, the shared budget, retrieval and the ``recall`` tool.
+Mastra builds its OM engine on an in-memory LibSQL store (``mastra/om_config.mjs``; no model is called),
+this project its ``Memory`` on an in-memory SQLite store. The configurations refused here but loaded by
+Mastra are the [Δ] of §5.14, checked apart with their error. One Node process answers the whole module.
 """
 
 from __future__ import annotations
