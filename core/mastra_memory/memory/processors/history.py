@@ -30,7 +30,7 @@ class MessageHistory(InputProcessor, OutputProcessor):
     Input: the newest ``last_messages`` messages of the thread (of the request's resource, when known),
     oldest first, tagged ``memory``. With ``message_history`` (Mastra's ``{maxTokens, atMaxRemoveTokens}``)
     history starts after the thread's stored boundary and is read under the budget as Mastra reads it
-    (:func:`.history_budget.load_history`, the older messages read on the way included); the
+    (`history_budget.load_history`, the older messages read on the way included); the
     ``memory-token-limiter`` step that follows trims the prompt. With the deprecated ``history_tokens``,
     only the newest messages that fit that budget (contiguous: it stops at the first that does not fit).
     A message the request sent again under its stored id becomes the stored copy (plus the request's tool
