@@ -28,7 +28,7 @@ class TokenLimiter(InputProcessor, OutputProcessor):
     ``memory-only`` does nothing until the whole context is over ``limit``, then drops the oldest memory
     messages until it is at most ``limit - at_max_remove_tokens`` (default a quarter of ``limit``) and
     leaves the response alone. ``part`` drops each memory message that alone is over the limit. With
-    ``abort`` nothing is dropped: the first excess raises :class:`~mastra_memory.errors.TokenLimitError`
+    ``abort`` nothing is dropped: the first excess raises `TokenLimitError`
     (after calling ``abort(reason)`` when the host passed a callable, as Mastra's tripwire does). With
     ``truncate``, system and new messages that alone are over the limit are still passed on: only memory
     messages are dropped.
