@@ -204,8 +204,8 @@ def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
 class UpdateWorkingMemoryTool:
     """The ``updateWorkingMemory`` tool: its definition for the model and its handler.
 
-    ``definition`` is a JSON-schema function definition; :meth:`openai_tool` wraps it for OpenAI-compatible
-    chat APIs. :meth:`execute` takes the model's arguments (``{"memory": ...}``) and the request context and
+    ``definition`` is a JSON-schema function definition; `openai_tool` wraps it for OpenAI-compatible
+    chat APIs. `execute` takes the model's arguments (``{"memory": ...}``) and the request context and
     writes through ``Memory.update_working_memory``: in Markdown mode ``memory`` is the complete new text;
     in schema mode an object (a JSON string is refused, as Mastra's input validation refuses it) merged into
     the stored JSON object (a ``null`` for a key the schema does not require is ignored, as in Mastra; one
