@@ -35,7 +35,7 @@ class RecallHit(_Result):
 
 
 class RecallResult(_Result):
-    """What :meth:`Memory.recall` returns (docs/spec.md §5.3) plus the semantic hits that shaped it."""
+    """What `Memory.recall` returns (docs/spec.md §5.3) plus the semantic hits that shaped it."""
 
     messages: list[MastraDBMessage]
     total: int | None
@@ -48,7 +48,7 @@ class RecallResult(_Result):
 
 
 class SaveResult(_Result):
-    """What :meth:`Memory.save_messages` returns."""
+    """What [`Memory.save_messages`][mastra_memory.memory.Memory.save_messages] returns."""
 
     messages: list[MastraDBMessage]
     usage: Usage | None = None
@@ -64,8 +64,8 @@ class SkippedMessage(_Result):
 
 
 class ReindexResult(int):
-    """What :meth:`Memory.reindex_thread` and :meth:`Memory.reindex` return: the number of messages
-    re-indexed, as a plain ``int`` (as before), plus :attr:`skipped`, the stored messages that could not be
+    """What `Memory.reindex_thread` and `Memory.reindex` return: the number of messages
+    re-indexed, as a plain ``int`` (as before), plus `skipped`, the stored messages that could not be
     indexed and were left out so that the others are (docs/spec.md §5.4)."""
 
     skipped: tuple[SkippedMessage, ...]
