@@ -196,6 +196,18 @@ def bench_vectors(session: nox.Session, adapter: str) -> None:
     )
 
 
+@nox.session(default=False)
+def quality(session: nox.Session) -> None:
+    """Recall quality on LoCoMo (issue 30): tests/benchmarks/recall_quality.py. Does recall find the turn
+    that answers? Turn- and session-level recall@5/@10, NDCG@10 and latency per embedder and mode, beside
+    SQLite FTS5 BM25 over the same turns. LoCoMo is not in the repository (CC BY-NC): pass its path,
+    ``nox -s quality -- --locomo /path/to/locomo10.json`` (README says where to get it); without it the
+    synthetic set of the tests runs. Other arguments after ``--`` go to the script (``--embedders``,
+    ``--modes``, ``--fusions``, ``--conversations 2``)."""
+    _sync(session, "test", extras=("minilm",))
+    session.run("python", "tests/benchmarks/recall_quality.py", *session.posargs)
+
+
 # --- conformance ------------------------------------------------------------------------------------
 
 CONFORMANCE_REPORTS = "reports/conformance"

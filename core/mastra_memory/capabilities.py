@@ -68,6 +68,9 @@ class AdapterCapabilities(_Manifest):
     delete_by_filter: ByFilterSupport = "native"
     upsert_delete_filter: ReplaceSupport = "none"
     eventually_consistent: bool = False
+    #: The store keeps a lexical (full-text) index beside each vector index, which hybrid recall
+    #: (``semanticRecall.mode: "hybrid"``) searches; without it that mode is refused before any I/O.
+    lexical_search: bool = False
     deviations: tuple[Deviation, ...] = ()
     storage: StorageCapabilities | None = None
 

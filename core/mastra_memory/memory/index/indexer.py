@@ -27,6 +27,7 @@ from ...errors import (
     ValidationError,
     VectorCleanupError,
 )
+from ...filters import parse as parse_filter
 from ...messages import MastraDBMessage, message_text
 from ...metadata_limits import RECORD_METADATA, metadata_problem, shown
 from ...storage import MemoryStorage, Thread
@@ -42,6 +43,7 @@ from .indexability import (
     shown_id,
     thread_metadata_problem,
 )
+from .lexical import LexicalIndex, lexical_index_for
 
 # The logger keeps the name of the module it was born in: docs/spec.md §5.4 names it.
 logger = logging.getLogger("mastra_memory.indexing")
@@ -126,6 +128,8 @@ class MessageIndexer:
         self.chunk_size = chunk_size
         self._ensured: set[tuple[str, int]] = set()
         self._ensure_lock = asyncio.Lock()
+        #: The store's lexical index (None: it declares none); written and cleaned beside the vectors.
+        self.lexical: LexicalIndex | None = lexical_index_for(vector)
 
     # --- naming and index creation --------------------------------------------------------------
 
@@ -433,6 +437,10 @@ class MessageIndexer:
                     self.vector.upsert(name, embeddings, metas, ids),
                     count=len(ids),
                 )
+        if name is not None and ids and self.lexical is not None:
+            # The text beside each vector, same id and metadata (hybrid recall, docs/memory.md).
+            native = self.vector.to_native_index_name(name)
+            await self.lexical.upsert(native, ids, [m["content"] for m in metas], metas)
         written: dict[str, set[int]] = {m.id: set() for m in todo}
         for meta in metas:
             written[meta["message_id"]].add(meta["chunk_index"])
@@ -489,6 +497,9 @@ class MessageIndexer:
             await vector_call(
                 "delete_vectors", self.vector, index, self.vector.delete_vectors(index, filter=flt)
             )
+            node = parse_filter(flt)
+            if self.lexical is not None and node is not None:  # the lexical rows go with their vectors
+                await self.lexical.delete(index, node)
         except MastraMemoryError as exc:
             raise VectorCleanupError(
                 f"deleting {what} from index {index!r} failed: {exc}; {done}, retry the same call",

@@ -201,6 +201,7 @@ async def recall_messages(
             top_k=semantic.config.top_k,
             flt=recall_filter(request.scope, request.thread_id, request.resource_id, semantic.config),
             threshold=semantic.config.threshold,
+            mode=semantic.config.mode,
         )
         hits, usage, index_name = found.hits, found.usage_tokens, found.index_name
     trace_recall(request.thread_id, request.resource_id, index_name, hits)

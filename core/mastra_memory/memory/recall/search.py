@@ -25,10 +25,12 @@ from ...metadata_limits import is_unicode
 from ...storage import MemoryStorage
 from ...tracing import vector_call
 from ...vector import QueryResult
-from ..config import MemoryConfig, Scope, SemanticRecallConfig
+from ..config import MemoryConfig, RecallMode, Scope, SemanticRecallConfig
 from ..index.chunking import chunk_text
 from ..index.indexer import MessageIndexer
+from ..index.lexical import require_lexical
 from ..results import Usage, usage
+from .fusion import CANDIDATES, fuse
 
 # The zero-vector warning keeps the logger of the write path (docs/spec.md §5.4 names it).
 logger = logging.getLogger("mastra_memory.indexing")
@@ -110,12 +112,37 @@ async def search_messages(
     top_k: int,
     flt: Node,
     threshold: float | None,
+    mode: RecallMode = "vector",
 ) -> SearchResult:
     """Embed each chunk of ``query``, query concurrently, keep the best score per message, apply
     ``threshold`` (``score >= threshold``). docs/spec.md §5.3 step 7.
 
-    ``flt`` (from :func:`recall_filter`) is translated once for all the chunk queries.
+    ``flt`` (from :func:`recall_filter`) is translated once for all the chunk queries. ``mode="hybrid"``
+    also searches the store's lexical index with the same filter and fuses the two rankings
+    (:mod:`.fusion`); the hits' scores are then the fused scores, and ``threshold`` applies to them. A store
+    without a lexical index refuses that mode with ``CapabilityError`` before anything is embedded.
     """
+    if mode == "hybrid":
+        lexical = require_lexical(indexer.vector)
+        found = await search_messages(
+            indexer, query, top_k=max(top_k, CANDIDATES), flt=flt, threshold=None, mode="vector"
+        )
+        if found.index_name is None:
+            return found
+        native = indexer.vector.to_native_index_name(found.index_name)
+        rows = await lexical.search(native, query, top_k=CANDIDATES, flt=flt)
+        threads: dict[str, str | None] = {h.message_id: h.thread_id for h in found.hits}
+        words: dict[str, float] = {}
+        for row in rows:
+            message_id = row.metadata.get("message_id")
+            if isinstance(message_id, str) and message_id not in words:  # best chunk first
+                words[message_id] = row.score
+                threads.setdefault(message_id, _thread_of(row.metadata))
+        fused = fuse([(h.message_id, h.score) for h in found.hits], list(words.items()))
+        hits = [Hit(mid, threads.get(mid), score) for mid, score in fused]
+        if threshold is not None:
+            hits = [h for h in hits if h.score >= threshold]
+        return SearchResult(hits[:top_k], found.index_name, found.usage_tokens)
     chunks = chunk_text(query, indexer.chunk_size)
     if not chunks:
         return SearchResult([], None, None)

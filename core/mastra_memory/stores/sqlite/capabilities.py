@@ -20,6 +20,7 @@ SQLITE_CAPABILITIES: Final = AdapterCapabilities(
     implicit_array_traversal=True,
     metadata_only_query=True,
     upsert_delete_filter="atomic",  # the delete and the upsert share one transaction
+    lexical_search=True,  # FTS5 BM25 beside each vector index (lexical.py)
     deviations=(
         Deviation(
             code="nul-character-rejected",

@@ -1,0 +1,97 @@
+"""The lexical index beside a vector store, for hybrid recall (``semanticRecall.mode: "hybrid"``).
+
+A vector store that declares ``lexical_search`` in its capability manifest (docs/spec.md §2.9) has one:
+either it offers ``lexical_index()`` returning a :class:`LexicalIndex`, or it is the embedded SQLite store,
+whose FTS5 side lives in :mod:`mastra_memory.stores.sqlite.lexical`. The indexer writes each vector's text
+and metadata there beside the vector and deletes them with it; the search runs the same filter (tenant
+scope and ``semanticRecall.filter``) on both sides.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ...errors import CapabilityError
+from ...filters.ast import Node
+from ...vector import MastraVector
+
+
+@runtime_checkable
+class LexicalHitLike(Protocol):
+    """What a lexical search returns per row: the vector id, a score (higher is better), the metadata."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """A full-text index keyed like the vector index it sits beside."""
+
+    async def upsert(
+        self, index: str, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Insert or replace one row per id."""
+        ...
+
+    async def delete(self, index: str, flt: Node) -> int:
+        """Delete the rows the filter matches."""
+        ...
+
+    async def search(
+        self, index: str, query: str, *, top_k: int, flt: Node | None
+    ) -> Sequence[LexicalHitLike]:
+        """The best ``top_k`` rows for ``query`` among those the filter keeps, best first."""
+        ...
+
+
+_INDEXES: weakref.WeakKeyDictionary[MastraVector, LexicalIndex] = weakref.WeakKeyDictionary()
+
+
+def supports_lexical(vector: MastraVector) -> bool:
+    """Whether the store's manifest declares a lexical index (``lexical_search``)."""
+    capabilities = getattr(vector, "capabilities", None)
+    return bool(getattr(capabilities, "lexical_search", False))
+
+
+def lexical_index_for(vector: MastraVector) -> LexicalIndex | None:
+    """The lexical index beside ``vector`` (one per store object), or None when it declares none."""
+    if not supports_lexical(vector):
+        return None
+    found = _INDEXES.get(vector)
+    if found is not None:
+        return found
+    provider = getattr(vector, "lexical_index", None)
+    index: LexicalIndex
+    if callable(provider):
+        index = provider()
+    else:
+        from ...stores.sqlite.lexical import SQLiteLexicalIndex
+        from ...stores.sqlite.store import SQLiteVector
+
+        if not isinstance(vector, SQLiteVector):
+            return None
+        index = SQLiteLexicalIndex(vector.settings.url)
+    _INDEXES[vector] = index
+    return index
+
+
+def require_lexical(vector: MastraVector) -> LexicalIndex:
+    """The lexical index for a hybrid recall, or :class:`CapabilityError` (before any I/O) when the store
+    has none."""
+    index = lexical_index_for(vector)
+    if index is None:
+        name = getattr(getattr(vector, "capabilities", None), "name", type(vector).__name__)
+        raise CapabilityError(
+            f"semanticRecall.mode 'hybrid' needs a lexical index beside the vectors, and the {name!r} vector "
+            "store has none (its capability manifest does not declare lexical_search); use mode 'vector' "
+            "or a store that has one (the embedded SQLite store does)",
+            details={"store": name, "mode": "hybrid"},
+        )
+    return index

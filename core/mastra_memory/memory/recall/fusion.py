@@ -1,0 +1,77 @@
+"""Fusing the vector and the lexical ranking of a hybrid recall (``semanticRecall.mode: "hybrid"``).
+
+Each side is a list of ``(message id, score)``, best first. The fusions here are the ones measured on
+LoCoMo (docs/memory.md "Which embedder and mode to pick", ``nox -s quality``); :data:`DEFAULT_FUSION` is
+the one that measured best there, and the only one recall uses. The others stay for the benchmark, which
+re-measures them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+Ranking = Sequence[tuple[str, float]]
+Fused = list[tuple[str, float]]
+
+
+def rrf(vector: Ranking, lexical: Ranking, *, k: float = 60.0, lexical_weight: float = 1.0) -> Fused:
+    """Reciprocal-rank fusion: ``1/(k + rank)`` summed over the sides (the lexical side weighted)."""
+    scores: dict[str, float] = {}
+    for weight, ranking in ((1.0, vector), (lexical_weight, lexical)):
+        for rank, (mid, _) in enumerate(ranking, start=1):
+            scores[mid] = scores.get(mid, 0.0) + weight / (k + rank)
+    return _ordered(scores)
+
+
+def weighted_scores(vector: Ranking, lexical: Ranking, *, lexical_weight: float = 0.5) -> Fused:
+    """Score fusion: each side's scores min-max scaled to [0, 1] over its candidates (0 where a message is
+    not among them), then ``(1 - w) * vector + w * lexical``."""
+    v, lex = _scaled(vector), _scaled(lexical)
+    scores = {
+        mid: (1 - lexical_weight) * v.get(mid, 0.0) + lexical_weight * lex.get(mid, 0.0) for mid in {*v, *lex}
+    }
+    return _ordered(scores)
+
+
+def lexical_rerank(vector: Ranking, lexical: Ranking, *, lexical_weight: float = 0.5) -> Fused:
+    """The vector candidates only, re-ranked by :func:`weighted_scores` (lexical scores of the others are
+    ignored): BM25 re-ranking of what the embedder found."""
+    candidates = {mid for mid, _ in vector}
+    fused = weighted_scores(
+        vector, [(m, s) for m, s in lexical if m in candidates], lexical_weight=lexical_weight
+    )
+    return fused
+
+
+def _scaled(ranking: Ranking) -> dict[str, float]:
+    if not ranking:
+        return {}
+    values = [s for _, s in ranking]
+    low, high = min(values), max(values)
+    span = high - low
+    return {mid: (s - low) / span if span > 0 else 1.0 for mid, s in ranking}
+
+
+def _ordered(scores: dict[str, float]) -> Fused:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+FUSIONS: dict[str, Callable[[Ranking, Ranking], Fused]] = {
+    "rrf-60": lambda v, lex: rrf(v, lex, k=60),
+    "rrf-10": lambda v, lex: rrf(v, lex, k=10),
+    "rrf-60-lex2": lambda v, lex: rrf(v, lex, k=60, lexical_weight=2.0),
+    "rrf-60-lex0.5": lambda v, lex: rrf(v, lex, k=60, lexical_weight=0.5),
+    "scores-0.3": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.3),
+    "scores-0.5": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.5),
+    "scores-0.7": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.7),
+    "rerank-0.5": lambda v, lex: lexical_rerank(v, lex, lexical_weight=0.5),
+}
+#: The fusion hybrid recall uses: the best on LoCoMo's top 5 (docs/memory.md).
+DEFAULT_FUSION = "scores-0.5"
+#: Candidates each side contributes before fusion (the fused list is then cut to ``topK``).
+CANDIDATES = 50
+
+
+def fuse(vector: Ranking, lexical: Ranking, method: str = DEFAULT_FUSION) -> Fused:
+    """The fused ranking, best first, by ``method`` (a key of :data:`FUSIONS`)."""
+    return FUSIONS[method](vector, lexical)

@@ -1,0 +1,124 @@
+"""Hybrid recall (``semanticRecall.mode: "hybrid"``): the lexical index beside the vectors, the fusion, and
+the refusal by a store without a lexical index. The kit's lexical domain covers scope, filters and hostile
+text on every target (conformance/.../suite/lexical.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from mastra_memory.capabilities import AdapterCapabilities
+from mastra_memory.errors import CapabilityError
+from mastra_memory.memory import Memory
+from mastra_memory.memory.recall.fusion import DEFAULT_FUSION, FUSIONS, fuse, rrf, weighted_scores
+from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
+from mastra_memory.stores.sqlite.lexical import fts_query
+from mastra_memory.stores.sqlite.store import SQLiteVector
+
+
+class NoLexicalVector(SQLiteVector):
+    capabilities: AdapterCapabilities = SQLITE_CAPABILITIES.model_copy(update={"lexical_search": False})
+
+
+def _memory(db: Path, mode: str, vector: SQLiteVector | None = None) -> Memory:
+    return Memory(
+        storage=f"sqlite:///{db}",
+        vector=vector,
+        embedder="hash/64",
+        options={"lastMessages": False, "semanticRecall": {"topK": 3, "messageRange": 0, "mode": mode}},
+    )
+
+
+async def _seed(memory: Memory) -> None:
+    await memory.create_thread("ada", "t1")
+    await memory.save_messages(
+        [
+            {
+                "id": "m1",
+                "thread_id": "t1",
+                "role": "user",
+                "content": "Biscuit the grey cat hides under the sofa",
+            },
+            {"id": "m2", "thread_id": "t1", "role": "assistant", "content": "Pottery class is on Tuesdays"},
+            {"id": "m3", "thread_id": "t1", "role": "user", "content": "Clara visits from Lisbon in May"},
+        ]
+    )
+
+
+async def test_hybrid_recall_finds_by_words_and_returns_fused_scores(tmp_path: Path) -> None:
+    memory = _memory(tmp_path / "m.db", "hybrid")
+    await _seed(memory)
+
+    result = await memory.recall(
+        "t1", resource_id="ada", vector_search_string="where does Biscuit hide?", per_page=0
+    )
+
+    assert result.hits[0].message_id == "m1"
+    assert all(0.0 <= h.score <= 1.0 for h in result.hits)
+    await memory.close()
+
+
+async def test_the_lexical_rows_are_written_and_deleted_with_the_vectors(tmp_path: Path) -> None:
+    memory = _memory(tmp_path / "m.db", "vector")  # written whatever the mode: hybrid can be turned on later
+    await _seed(memory)
+
+    def rows() -> list[str]:
+        with sqlite3.connect(tmp_path / "m.db") as conn:
+            return [
+                r[0] for r in conn.execute("SELECT id FROM mastra_lexical__memory_messages_64 ORDER BY id")
+            ]
+
+    assert rows() == ["m1", "m2", "m3"]
+    await memory.update_messages([{"id": "m2", "content": "Pottery class moved to Thursdays"}])
+    hybrid = await memory.recall(
+        "t1",
+        resource_id="ada",
+        vector_search_string="Thursdays",
+        per_page=0,
+        thread_config={"semanticRecall": {"mode": "hybrid"}},
+    )
+    assert hybrid.hits[0].message_id == "m2"
+    await memory.delete_messages(["m1"])
+    assert rows() == ["m2", "m3"]
+    await memory.delete_thread("t1")
+    assert rows() == []
+    await memory.close()
+
+
+async def test_a_store_without_a_lexical_index_refuses_hybrid_before_embedding(tmp_path: Path) -> None:
+    vector = NoLexicalVector(str(tmp_path / "m.db"))
+    memory = _memory(tmp_path / "m.db", "hybrid", vector)
+    await memory.create_thread("ada", "t1")
+
+    with pytest.raises(CapabilityError, match="lexical_search"):
+        await memory.recall("t1", resource_id="ada", vector_search_string="cat", per_page=0)
+
+    assert await vector.list_indexes() == []  # nothing was embedded or written
+    await memory.close()
+    await vector.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        ('NEAR(a b) OR "c" *', '"near" OR "a" OR "b" OR "or" OR "c"'),
+        ("  ", None),
+        ('"', None),
+        ("Été été", '"été"'),
+    ],
+)
+def test_query_text_becomes_quoted_words(text: str, query: str | None) -> None:
+    assert fts_query(text) == query
+
+
+def test_fusions_rank_what_both_sides_agree_on_first() -> None:
+    vector = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
+    lexical = [("b", 12.0), ("d", 3.0)]
+
+    for name in FUSIONS:
+        assert fuse(vector, lexical, name)[0][0] == "b", name
+    assert DEFAULT_FUSION in FUSIONS
+    assert [m for m, _ in rrf(vector, [])] == ["a", "b", "c"]
+    assert weighted_scores([], [("x", 2.0)]) == [("x", 0.5)]
