@@ -36,7 +36,7 @@ class CloneThreadResult(CloneResult):
 
     @property
     def cloned_messages(self) -> list[Any]:
-        """Mastra's name for :attr:`messages`."""
+        """Mastra's name for [`messages`][mastra_memory.memory.MessageSearchResult.messages]."""
         return list(self.messages)
 
 
