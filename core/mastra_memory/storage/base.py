@@ -41,9 +41,9 @@ class MemoryStorage(
 ):
     """Base class of every memory storage: the public contract of docs/spec.md §4.2 over backend hooks.
 
-    Subclasses set ``store_name`` and implement the ``_``-prefixed hooks of :class:`StorageHooks`; every
+    Subclasses set ``store_name`` and implement the ``_``-prefixed hooks of `StorageHooks`; every
     method is async and every model argument also accepts a (camelCase) dict. ``capabilities`` is what
-    :func:`storage_capabilities` reports; a backend that cannot isolate include windows by resource sets
+    `storage_capabilities` reports; a backend that cannot isolate include windows by resource sets
     ``resource_scope=False`` (docs/spec.md §4).
     """
 
