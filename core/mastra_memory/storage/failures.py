@@ -25,7 +25,7 @@ def _never(exc: BaseException) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class BackendErrors:
-    """What a storage backend says about its own exceptions; :meth:`storage_error` does the rest.
+    """What a storage backend says about its own exceptions; `storage_error` does the rest.
 
     Attributes:
         database: how messages name the backend, e.g. ``"PostgreSQL"``.
@@ -49,7 +49,7 @@ class BackendErrors:
     hint: str = ""
 
     def storage_error(self, store: str, operation: str, exc: Exception) -> StorageError:
-        """The StorageError reporting ``exc`` (one of :attr:`types`) raised during ``operation``."""
+        """The StorageError reporting ``exc`` (one of `types`) raised during ``operation``."""
         what = operation.lower().replace("_", " ")
         if self.is_connection_lost(exc):
             message = (
