@@ -48,7 +48,7 @@ Side = Literal["before", "after"]
 
 
 class StorageHooks(ABC):
-    """The hooks of a storage backend. Subclass :class:`~mastra_memory.storage.MemoryStorage`, not this."""
+    """The hooks of a storage backend. Subclass `MemoryStorage`, not this."""
 
     #: The ``<STORE>`` part of error ids ``MASTRA_STORAGE_<STORE>_<OPERATION>_<STATUS>`` (docs/spec.md §4.2).
     store_name: ClassVar[str]
@@ -62,16 +62,16 @@ class StorageHooks(ABC):
         Create the schema on first use. ``write`` says whether ``work`` changes anything; ``idempotent``
         is ``False`` for work that must not run twice (a clone creates new ids), so it is never retried.
         Let every exception through: the template reports the backend's own ones, as
-        :meth:`_backend_errors` declares them, as :class:`~mastra_memory.errors.StorageError`. (A backend
+        `_backend_errors` declares them, as `StorageError`. (A backend
         that declares none turns its failures into StorageError here, with the id
         ``..._<OPERATION>_FAILED`` and a message that says what to check.)
         """
 
     def _backend_errors(self) -> BackendErrors | None:
-        """Which exceptions are the backend's own and how to report them (:class:`.BackendErrors`).
+        """Which exceptions are the backend's own and how to report them (`BackendErrors`).
 
         Called when a unit of work fails; the template then raises the StorageError it describes
-        (docs/spec.md §4.2 ids, §6.6). The default, ``None``, leaves reporting to :meth:`_transaction`.
+        (docs/spec.md §4.2 ids, §6.6). The default, ``None``, leaves reporting to `_transaction`.
         """
         return None
 
@@ -88,7 +88,7 @@ class StorageHooks(ABC):
 
     def _encode_content(self, message: MastraDBMessage) -> Any:
         """The stored form of a message's content, made before any I/O; ValidationError if it is not
-        plain JSON data. The default is compact JSON text (:func:`~mastra_memory.storage.codec.json_text`)
+        plain JSON data. The default is compact JSON text (`json_text`)
         with Mastra's camelCase keys.
         """
         # Python mode, not JSON mode: JSON mode would silently turn NaN into null. Mastra's own keys
@@ -170,7 +170,7 @@ class StorageHooks(ABC):
     @abstractmethod
     async def _write_messages(self, tx: Any, messages: Sequence[tuple[MastraDBMessage, Any]]) -> None:
         """Insert or replace each message by id, in order (a repeated id keeps the last), with its content
-        as :meth:`_encode_content` made it. Replacing may move a message to another thread."""
+        as `_encode_content` made it. Replacing may move a message to another thread."""
 
     @abstractmethod
     async def _delete_messages(self, tx: Any, message_ids: Sequence[str]) -> set[str]:
@@ -190,10 +190,10 @@ class StorageHooks(ABC):
     # --- steps every part of the template takes over the hooks (backends may use them too) ---------
 
     async def _run_unit(self, operation: str, work: Work[T], *, write: bool, idempotent: bool = True) -> T:
-        """:meth:`_transaction`, with the backend's own exceptions reported as StorageError.
+        """`_transaction`, with the backend's own exceptions reported as StorageError.
 
         What the template calls for every unit of work, so the report of docs/spec.md §4.2/§6.6 is written
-        once (:mod:`.failures`). MastraMemoryError and exceptions the backend does not declare pass
+        once (`failures`). MastraMemoryError and exceptions the backend does not declare pass
         through unchanged.
         """
         try:
