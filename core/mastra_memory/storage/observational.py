@@ -240,7 +240,7 @@ class ObservationalMemoryStorage(ObservationalMemoryHooks):
     async def swap_buffered_to_active(
         self, input: SwapBufferedToActiveInput | Mapping[str, Any]
     ) -> SwapBufferedToActiveResult:
-        """Activate leading buffered chunks (:func:`plan_activation`): their observations join the active
+        """Activate leading buffered chunks (`plan_activation`): their observations join the active
         ones after a dated message-boundary line, their tokens leave the pending count, the rest stay
         buffered. With no chunks, nothing changes and the result counts zero."""
         operation = "SWAP_BUFFERED_TO_ACTIVE"
