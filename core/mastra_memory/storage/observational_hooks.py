@@ -99,7 +99,7 @@ class ObservationalMemoryHooks(StorageHooks):
         raise NotImplementedError
 
     async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> None:
-        """Insert a row given as :func:`~.observational_records.om_values` makes it (a new id)."""
+        """Insert a row given as `om_values` makes it (a new id)."""
         raise NotImplementedError
 
     async def _om_update(
