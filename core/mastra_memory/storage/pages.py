@@ -53,7 +53,7 @@ class StoragePages(StorageHooks):
         include_archived: bool = False,
     ) -> ThreadPage:
         """Threads matching ``filter`` (resource and/or §4.6 metadata), ordered and paged (docs/spec.md
-        §4.4). Archived threads (the storage's archive mark, :mod:`.archive`) are left out unless
+        §4.4). Archived threads (the storage's archive mark, `archive`) are left out unless
         ``include_archived``."""
         query = validate_list_threads_args(filter, page, per_page, order_by, store=self.store_name)
         if not isinstance(include_archived, bool):
@@ -142,7 +142,7 @@ class StoragePages(StorageHooks):
         order_by: OrderByInput | None = None,
         include_total: bool = True,
     ) -> MessagePage:
-        """As :meth:`list_messages`, over every thread of the resource."""
+        """As `list_messages`, over every thread of the resource."""
         query = validate_list_messages_by_resource_args(
             resource_id, include, per_page, page, filter, order_by, include_total, store=self.store_name
         )
