@@ -61,7 +61,7 @@ class MessageWrites(StorageHooks):
     async def save_messages(self, messages: Sequence[MessageInput]) -> list[MastraDBMessage]:
         """Upsert messages by id in one transaction (docs/spec.md §4.5) and return them as stored.
 
-        Input may be v2, legacy v1 or camelCase (see :func:`normalize_messages`). Each message needs an
+        Input may be v2, legacy v1 or camelCase (see `normalize_messages`). Each message needs an
         existing thread (ThreadNotFoundError); a missing ``resource_id`` is taken from the thread and a
         different one is a ThreadOwnershipError. An existing id is replaced, moving it if its thread
         changed; an existing id of another resource is a ThreadOwnershipError. If anything is invalid or
