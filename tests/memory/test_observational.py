@@ -252,3 +252,65 @@ async def test_another_tenants_thread_is_refused(memory: Memory) -> None:
         await turn(memory, "t1", "intruder", "What is her name?")
     with pytest.raises(ThreadOwnershipError):
         await memory.observe("t1", "intruder")
+
+
+@pytest.mark.parametrize(
+    ("om", "option"),
+    [
+        (
+            {"observation": {"bufferTokens": 0.2}, "model": "openai/x"},
+            "observational_memory.observation.buffer_tokens",
+        ),
+        (
+            {"reflection": {"blockAfter": 1.2}, "model": "openai/x"},
+            "observational_memory.reflection.block_after",
+        ),
+        ({"activateAfterIdle": "5m", "model": "openai/x"}, "observational_memory.activate_after_idle"),
+        (
+            {"observation": {"extract": [{"name": "x"}]}, "model": "openai/x"},
+            "observational_memory.observation.extract",
+        ),
+        (
+            {"hooks": {"beforeObservation": print}, "model": "openai/x"},
+            "observational_memory.hooks.beforeObservation",
+        ),
+        ({}, "observational_memory.model"),
+        ({"model": "default"}, "observational_memory.model"),
+    ],
+)
+def test_unbuilt_options_are_refused_before_any_io(om: dict[str, Any], option: str) -> None:
+    from mastra_memory.memory.observational import UnsupportedOMOptionError
+
+    with pytest.raises(UnsupportedOMOptionError) as raised:
+        Memory(storage=SQLiteStorage(":memory:"), embedder="hash/64", options={"observationalMemory": om})
+    assert raised.value.details == {"option": option}
+    assert "not supported" in str(raised.value)
+
+
+def test_true_and_off_and_per_request_merging() -> None:
+    from mastra_memory.memory import MemoryConfig, merge_config
+
+    on = MemoryConfig.from_any({"observationalMemory": True}).observational
+    assert on is not None
+    assert (on.observation.message_tokens, on.reflection.observation_tokens, on.scope) == (
+        30_000,
+        40_000,
+        "thread",
+    )
+    assert MemoryConfig.from_any({"observationalMemory": {"enabled": False}}).observational is None
+    assert MemoryConfig.from_any({"observationalMemory": False}).observational is None
+    base = MemoryConfig.from_any(
+        {"observationalMemory": {"model": "openai/x", "observation": {"messageTokens": 5}}}
+    )
+    merged = merge_config(
+        base, {"observationalMemory": {"reflection": {"observationTokens": 7}}}
+    ).observational
+    assert merged is not None
+    assert (merged.observation.message_tokens, merged.reflection.observation_tokens) == (5, 7)
+    assert merge_config(base, {"observationalMemory": False}).observational is None
+
+
+def test_the_chain_with_observational_memory(memory: Memory) -> None:
+    ids = [p.id for p in memory.get_input_processors()]
+    assert ids == ["memory-input-filter", "observational-memory"]  # no MessageHistory: OM loads history
+    assert [p.id for p in memory.get_output_processors()] == ["observational-memory"]  # it stores the turn

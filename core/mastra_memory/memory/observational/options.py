@@ -59,12 +59,13 @@ class ModelSettings(_Options):
 def _refuse_buffering(data: Mapping[str, Any], where: str) -> None:
     # docs/spec.md §5.14 [Δ]: buffering runs the observer beside the agent's turn and activates its output
     # later; it is not built, so a config asking for it is refused rather than run synchronously unasked.
+    prefix = f"{where}." if where else ""
     for key, snake in (("bufferActivation", "buffer_activation"), ("blockAfter", "block_after")):
         if data.get(key, data.get(snake)) is not None:
             raise UnsupportedOMOptionError(
-                f"{where}.{snake}",
+                f"{prefix}{snake}",
                 "asynchronous buffering is not built here; observation and reflection run synchronously "
-                f"when their threshold is reached. Drop {where}.{key}",
+                f"when their threshold is reached. Drop {prefix}{key}",
             )
     for key, snake in (
         ("activateAfterIdle", "activate_after_idle"),
@@ -73,7 +74,7 @@ def _refuse_buffering(data: Mapping[str, Any], where: str) -> None:
         value = data.get(key, data.get(snake))
         if value is not None and value is not False:
             raise UnsupportedOMOptionError(
-                f"{where}.{snake}",
+                f"{prefix}{snake}",
                 f"it activates buffered observations, and asynchronous buffering is not built; drop {key}",
             )
 
