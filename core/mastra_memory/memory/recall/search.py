@@ -220,7 +220,7 @@ class _Model(BaseModel):
 
 
 class MessageSearchHit(_Model):
-    """One message :meth:`Memory.semantic_search_messages` found, with its best score (docs/spec.md §5.10)."""
+    """One message `Memory.semantic_search_messages` found, with its best score (docs/spec.md §5.10)."""
 
     message: MastraDBMessage
     score: float
@@ -228,7 +228,7 @@ class MessageSearchHit(_Model):
 
 
 class MessageSearchResult(_Model):
-    """What :meth:`Memory.semantic_search_messages` returns: hits best first, the index searched, embedding
+    """What `Memory.semantic_search_messages` returns: hits best first, the index searched, embedding
     usage."""
 
     hits: list[MessageSearchHit]
@@ -237,7 +237,7 @@ class MessageSearchResult(_Model):
 
     @property
     def messages(self) -> list[MastraDBMessage]:
-        """The messages of :attr:`hits`, best first."""
+        """The messages of `hits`, best first."""
         return [h.message for h in self.hits]
 
 
