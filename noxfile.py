@@ -330,7 +330,9 @@ def adapters(session: nox.Session, adapter: str) -> None:
 
 
 #: The agent-framework integrations in integrations/<name>, each installed through the extra of its name.
-INTEGRATIONS = ["openai-agents", "pydantic-ai"]
+INTEGRATIONS = ["openai-agents", "pydantic-ai", "langgraph"]
+#: What an integration's tests need besides its own extra: the LangGraph store also runs on qdrant-edge.
+INTEGRATION_EXTRAS = {"langgraph": ("qdrant",)}
 
 
 @nox.session
@@ -338,7 +340,8 @@ INTEGRATIONS = ["openai-agents", "pydantic-ai"]
 def integrations(session: nox.Session, integration: str) -> None:
     """One agent-framework integration's checks, in its folder: mypy --strict and its offline tests (the
     frameworks' own test models, the SQLite default, the offline embedder; its README and docs block)."""
-    _sync(session, "test", "typecheck", extras=("wordllama", integration))
+    extras = ("wordllama", integration, *INTEGRATION_EXTRAS.get(integration, ()))
+    _sync(session, "test", "typecheck", extras=extras)
     session.chdir(f"integrations/{integration}")
     session.run("mypy", "src", "tests")
     session.run("pytest", *session.posargs)
