@@ -124,7 +124,7 @@ def test_signatures_are_formatted(site: Path) -> None:
     line, not one clipped line."""
     page = (site / "reference" / "memory" / "index.html").read_text("utf-8")
     anchor = page.index('id="mastra_memory.memory.Memory"')
-    signature = re.search(r'class="doc-signature[^"]*"[^>]*>(.*?)</pre>', page[anchor:], re.S)
+    signature = re.search(r'class="[^"]*\bdoc-signature\b[^"]*"[^>]*>(.*?)</pre>', page[anchor:], re.S)
     assert signature is not None
     assert re.search(r"Memory\(\n\s+storage:", _text(signature.group(1))), _text(signature.group(1))
 
