@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import pytest
 
 from mastra_memory.filters import evaluate, parse
 from mastra_memory.stores.sqlite import snapshot as snapshot_module
+from mastra_memory.stores.sqlite.scopes import ScopeCache, nonscalar_probe_sql, scopes_of, value_sql
 from mastra_memory.stores.sqlite.snapshot import Postings, Snapshot, matching_slots
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
@@ -37,10 +40,10 @@ FILTERS: list[dict[str, Any]] = [
 ]
 
 
-def _metadata(rng: random.Random) -> dict[str, Any]:
+def _metadata(rng: random.Random, lists: bool = False) -> dict[str, Any]:
     user = rng.randrange(USERS)
     meta: dict[str, Any] = {
-        "resource_id": f"u{user}",
+        "resource_id": [f"u{user}"] if lists and rng.random() < 0.05 else f"u{user}",
         "thread_id": f"u{user}-t{rng.randrange(3)}",
         "role": rng.choice(["user", "assistant"]),
     }
@@ -65,30 +68,59 @@ def _expected(
     return [rid for _, rid in sorted(scored)[:5]]
 
 
-@pytest.mark.parametrize("rebuild_min", [0, 10**9], ids=["rebuilt-often", "never-rebuilt"])
+@pytest.mark.parametrize(
+    ("rebuild_min", "indexed", "scope_rows", "lists"),
+    [
+        (0, False, 0, False),
+        (10**9, False, 0, False),
+        (10**9, True, 10**6, False),  # scope snapshots, patched by our writes
+        (0, True, 25, False),  # scope snapshots evicted as soon as they outgrow a tiny budget
+        (0, True, 10**6, True),  # now and then a list at resource_id: its scopes give way to the index
+    ],
+    ids=["postings-rebuilt-often", "postings-never-rebuilt", "scopes", "scopes-small-budget", "lists"],
+)
 async def test_scoped_results_equal_a_recomputation_after_interleaved_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rebuild_min: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rebuild_min: int,
+    indexed: bool,
+    scope_rows: int,
+    lists: bool,
 ) -> None:
     monkeypatch.setattr(Postings, "REBUILD_MIN", rebuild_min)
+    patched: list[bool] = []
+    real_upsert = ScopeCache.upsert
+
+    def counting(*args: Any) -> bool:
+        patched.append(real_upsert(*args))
+        return patched[-1]
+
+    monkeypatch.setattr(ScopeCache, "upsert", staticmethod(counting))
     path = str(tmp_path / "scoped.db")
-    ours, theirs = SQLiteVector(path), SQLiteVector(path)
+    ours, theirs = SQLiteVector(path, scope_rows=scope_rows), SQLiteVector(path, scope_rows=scope_rows)
     rng = random.Random(28)
     records: dict[str, tuple[list[float], dict[str, Any]]] = {}
     try:
-        await ours.create_index(INDEX, DIM)
+        keys = ["resource_id", "thread_id"] if indexed else []
+        await ours.create_index(INDEX, DIM, metadata_indexes=keys)
         for step in range(150):
             writer = ours if rng.random() < 0.8 else theirs
             action = rng.choice(["upsert", "upsert", "upsert", "update", "delete_ids", "delete_filter"])
             if action == "upsert" or not records:
                 ids = list(dict.fromkeys(f"r{rng.randrange(80)}" for _ in range(rng.randrange(1, 8))))
-                rows = [(_vector(rng), _metadata(rng)) for _ in ids]
+                rows = [(_vector(rng), _metadata(rng, lists=lists)) for _ in ids]
                 await writer.upsert(INDEX, [r[0] for r in rows], [r[1] for r in rows], ids)
                 records.update(zip(ids, rows, strict=True))
             elif action == "update":
                 rid = rng.choice(sorted(records))
-                meta = _metadata(rng)  # often another user: the slot changes value
-                await writer.update_vector(INDEX, id=rid, update={"metadata": meta})
-                records[rid] = (records[rid][0], meta)
+                vector, meta = records[rid]
+                if rng.random() < 0.3:
+                    vector = _vector(rng)
+                    await writer.update_vector(INDEX, id=rid, update={"vector": vector})
+                else:
+                    meta = _metadata(rng)  # often another user: the row changes scope
+                    await writer.update_vector(INDEX, id=rid, update={"metadata": meta})
+                records[rid] = (vector, meta)
             elif action == "delete_ids":
                 gone = rng.sample(sorted(records), k=min(len(records), rng.randrange(1, 10)))
                 await writer.delete_vectors(INDEX, ids=gone)
@@ -100,9 +132,12 @@ async def test_scoped_results_equal_a_recomputation_after_interleaved_writes(
                 records = {rid: r for rid, r in records.items() if not evaluate(flt, r[1])}
             query = _vector(rng)
             reader = ours if step % 4 else theirs
-            for flt in FILTERS:
+            # Indexed: only scoped filters, as Memory sends; another would load the whole index for good.
+            for flt in [f for f in FILTERS if not indexed or list(scopes_of(parse(f)))]:
                 got = await reader.query(INDEX, query, top_k=5, filter=flt)
                 assert [h.id for h in got] == _expected(records, query, flt), (step, flt)
+        if indexed and not lists:
+            assert True in patched  # scope snapshots were used and patched by our writes
     finally:
         await ours.close()
         await theirs.close()
@@ -156,3 +191,58 @@ def test_a_scoped_filter_reads_only_the_scope(monkeypatch: pytest.MonkeyPatch) -
     seen.clear()
     assert matching_slots(parse({"n": {"$gte": 3}}), snap, lambda path: iter(())) is not None
     assert max(seen) == 1000
+
+
+async def test_a_cold_scoped_query_reads_only_the_scope(tmp_path: Path) -> None:
+    path = str(tmp_path / "users.db")
+    writer = SQLiteVector(path)
+    rng = random.Random(7)
+    try:
+        await writer.create_index(INDEX, DIM, metadata_indexes=["thread_id", "resource_id", "message_id"])
+        metas = [{"resource_id": f"u{i % 20}", "thread_id": f"u{i % 20}-t{i % 3}"} for i in range(400)]
+        await writer.upsert(INDEX, [_vector(rng) for _ in metas], metas, [f"r{i}" for i in range(400)])
+    finally:
+        await writer.close()
+    reader = SQLiteVector(path)  # a fresh process would start like this: nothing loaded
+    try:
+        query = _vector(rng)
+        got = await reader.query(INDEX, query, top_k=3, filter={"resource_id": "u3"})
+        assert {h.metadata["resource_id"] for h in got} == {"u3"}
+        assert reader._snapshots == {}  # the whole matrix was never read
+        cache = reader._scopes[INDEX]
+        assert len(cache) == 1
+        assert cache._rows == 20  # u3's rows alone
+        # A write of this store to that scope patches it (no reload); the new row is found.
+        await reader.upsert(INDEX, [query], [{"resource_id": "u3", "thread_id": "u3-t0"}], ["new"])
+        got = await reader.query(INDEX, query, top_k=1, filter={"resource_id": "u3"})
+        assert [h.id for h in got] == ["new"]
+        assert cache._rows == 21
+        # A list at the key: $eq traverses it, the expression index cannot; the whole index answers.
+        await reader.upsert(INDEX, [query], [{"resource_id": ["u3", "u4"]}], ["listed"])
+        got = await reader.query(INDEX, query, top_k=2, filter={"resource_id": "u3"})
+        assert sorted(h.id for h in got) == ["listed", "new"]
+        assert INDEX in reader._snapshots
+    finally:
+        await reader.close()
+
+
+def test_the_scope_queries_use_their_indexes(tmp_path: Path) -> None:
+    async def make() -> None:
+        store = SQLiteVector(str(tmp_path / "plan.db"))
+        try:
+            await store.create_index(INDEX, DIM, metadata_indexes=["resource_id"])
+        finally:
+            await store.close()
+
+    asyncio.run(make())
+    table = f'"mastra_vectors__{INDEX}"'
+    with sqlite3.connect(tmp_path / "plan.db") as conn:
+        for sql, params in [
+            (nonscalar_probe_sql(table, "resource_id"), ()),
+            (
+                f"SELECT seq, id, vector FROM {table} WHERE {value_sql('resource_id')} = ? ORDER BY seq",
+                ("u",),
+            ),
+        ]:
+            plan = " ".join(str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+            assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, plan

@@ -13,6 +13,13 @@ row holds an *other* value at a key, a filter on that key has the plain-scalar s
 docs/spec.md §2.3 (no list to traverse or test element-wise), which :func:`evaluate_filter` computes with
 numpy over the columns. As soon as one live row holds a list or an object there, the filter goes back to
 the exact SQL: the facts decide which evaluator runs, never a weaker condition.
+
+Postings. A column looked up by string equality (``resource_id``, ``thread_id``) also groups its slots by
+value (:class:`Postings`), so a scoped filter is evaluated over that scope's slots alone
+(:func:`matching_slots`), not over every row of the index (issue 28).
+
+Why this module is long: the columns, their postings and the evaluator over them share one invariant (a
+column's facts decide whether numpy may answer exactly), which is easiest to check in one place.
 """
 
 from __future__ import annotations

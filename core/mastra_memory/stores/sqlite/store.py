@@ -25,8 +25,10 @@ the snapshots.
 Manifest. ``SQLITE_CAPABILITIES`` is declared in ``capabilities.py`` (docs/spec.md §2.9) and re-exported
 here.
 
-The snapshot cache and its invalidation stay in this module: their invariant (the generation token read in
-the same transaction as the rows) is easiest to check in one place. The exact scorer is ``search.py``.
+Why this module is long: the snapshot cache, the scope snapshots (``scopes.py``) and their invalidation
+stay in this module, because their invariant (the generation token read in the same transaction as the
+rows, every cached copy patched or dropped by the write that changes it) is easiest to check in one
+place. The exact scorer is ``search.py``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,16 @@ from ...vector.records import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, Quer
 from ...vector.sql_translate import IDENTIFIER
 from .capabilities import SQLITE_CAPABILITIES
 from .connection import SQLiteConnection
+from .scopes import (
+    DEFAULT_SCOPE_ROWS,
+    Scope,
+    ScopeCache,
+    nonscalar_index_name,
+    nonscalar_index_sql,
+    nonscalar_probe_sql,
+    scopes_of,
+    value_sql,
+)
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_URL, SQLiteSettings
 from .snapshot import Snapshot, decoded, matching_slots, spare
@@ -172,25 +184,33 @@ class SQLiteVector(SQLFileVector):
             The memory storage may use the same file through its own connection.
 
     ``create_index(metadata_indexes=[...])`` builds an expression index per key made of identifier
-    characters (``thread_id``); equality and ``$in`` filters on such a top-level key can use it.
+    characters (``thread_id``); equality and ``$in`` filters on such a top-level key can use it, and a
+    query requiring one string at such a key (a scoped recall) reads only that scope's rows while the
+    whole index is not in memory (``scopes.py``). ``scope_rows`` bounds the rows kept in such scope
+    snapshots (0: always load the whole index).
     """
 
     capabilities = SQLITE_CAPABILITIES
     translator = SQLiteFilterTranslator
     query_options = _ANN_QUERY_OPTIONS
 
-    def __init__(self, url: str | Path | SQLiteSettings = DEFAULT_URL) -> None:
+    def __init__(
+        self, url: str | Path | SQLiteSettings = DEFAULT_URL, *, scope_rows: int = DEFAULT_SCOPE_ROWS
+    ) -> None:
         super().__init__()
         self.settings = url if isinstance(url, SQLiteSettings) else SQLiteSettings(url=str(url))
         self._db = SQLiteConnection(self.settings.url)
         self._prepared: sqlite3.Connection | None = None
         self._snapshots: dict[str, Snapshot] = {}
+        self._scope_rows = scope_rows
+        self._scopes: dict[str, ScopeCache] = {}
 
     async def close(self) -> None:
         """Close the database connection and drop the in-memory snapshots."""
         await self._db.close()
         self._prepared = None
         self._snapshots.clear()
+        self._scopes.clear()
 
     # --- worker-thread plumbing ------------------------------------------------------------------
 
@@ -229,6 +249,7 @@ class SQLiteVector(SQLFileVector):
         ).fetchone()
         if row is None:
             self._snapshots.pop(name, None)
+            self._scopes.pop(name, None)
             raise self._not_found(operation, name)
         return _IndexRow(int(row[0]), row[1], str(row[2]))
 
@@ -245,16 +266,22 @@ class SQLiteVector(SQLFileVector):
         self,
         conn: sqlite3.Connection,
         name: str,
+        index: _IndexRow,
         snapshot: Snapshot | None,
         patch: Callable[[Snapshot], bool],
+        scope_patch: Callable[[Scope, Snapshot], bool],
     ) -> None:
-        """Record a change to the index (same transaction as the change) and patch or drop its snapshot.
+        """Record a change to the index (same transaction as the change) and patch or drop its snapshot
+        and its scope snapshots (``index`` is the registry row read in this transaction).
 
-        The snapshot takes the new token before it is patched: if the patch or the commit fails, the
+        A snapshot takes the new token before it is patched: if the patch or the commit fails, the
         token in the database stays the old one and the snapshot is reloaded by the next query.
         """
         token = uuid.uuid4().hex
         conn.execute(f"UPDATE {REGISTRY} SET generation = ? WHERE name = ?", (token, name))
+        scopes = self._scopes.get(name)
+        if scopes is not None:
+            scopes.changed(index.generation, token, scope_patch)
         if snapshot is None:
             return
         snapshot.generation = token
@@ -267,30 +294,74 @@ class SQLiteVector(SQLFileVector):
             return current
         current = None
         self._snapshots.pop(name, None)  # release the old matrix before the new one is read
+        self._scopes.pop(name, None)  # the whole index answers every scope now
+        snapshot = self._load(conn, name, index, "", ())
+        self._snapshots[name] = snapshot
+        return snapshot
+
+    @staticmethod
+    def _load(
+        conn: sqlite3.Connection, name: str, index: _IndexRow, where: str, params: tuple[Any, ...]
+    ) -> Snapshot:
+        """A snapshot of the rows ``where`` selects (every row for ``""``), read in seq order."""
         table = _table(name)
-        (count,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        (count,) = conn.execute(f"SELECT count(*) FROM {table} {where}", params).fetchone()
         seqs = np.empty(spare(count), dtype=np.int64)
         ids: list[str] = []
         matrix = np.empty((spare(count), index.dimension), dtype=_FLOAT32)
         flat = matrix.reshape(-1).view(np.uint8)
         width = index.dimension * _FLOAT32.itemsize
         # Rows go straight into the preallocated matrix: no list of blobs, no joined copy (peak RSS).
-        for i, (seq, rid, blob) in enumerate(
-            conn.execute(f"SELECT seq, id, vector FROM {table} ORDER BY seq")
-        ):
+        rows = conn.execute(f"SELECT seq, id, vector FROM {table} {where} ORDER BY seq", params)
+        for i, (seq, rid, blob) in enumerate(rows):
             seqs[i] = seq
             ids.append(rid)
             flat[i * width : (i + 1) * width] = np.frombuffer(blob, dtype=np.uint8)
-        snapshot = Snapshot(index.generation, seqs, ids, matrix)
-        self._snapshots[name] = snapshot
-        return snapshot
+        return Snapshot(index.generation, seqs, ids, matrix)
+
+    def _scope_snapshot(
+        self, conn: sqlite3.Connection, name: str, index: _IndexRow, node: Node
+    ) -> tuple[Scope, Snapshot] | None:
+        """A snapshot of the scope ``node`` requires, when the whole index is not loaded: from the cache,
+        or read through the key's expression index (scopes.py says when that is exact)."""
+        if self._scope_rows <= 0 or name in self._snapshots:
+            return None
+        wanted = list(dict.fromkeys(scopes_of(node)))
+        if not wanted:
+            return None
+        cache = self._scopes.setdefault(name, ScopeCache(self._scope_rows))
+        for scope in wanted:
+            hit = cache.get(scope, index.generation)
+            if hit is not None:
+                return scope, hit
+        table = _table(name)
+        for scope in wanted:
+            names = [_metadata_index_name(name, scope.key), nonscalar_index_name(name, scope.key)]
+            (found,) = conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)",
+                [n.strip('"') for n in names],
+            ).fetchone()
+            if found != 2 or conn.execute(nonscalar_probe_sql(table, scope.key)).fetchone() is not None:
+                continue
+            where = f"WHERE {value_sql(scope.key)} = ?"
+            (count,) = conn.execute(f"SELECT count(*) FROM {table} {where}", (scope.value,)).fetchone()
+            if count > self._scope_rows // 2:
+                return None  # a scope this large would evict the others: the whole index serves it
+            snapshot = self._load(conn, name, index, where, (scope.value,))
+            cache.put(scope, snapshot)
+            return scope, snapshot
+        return None
 
     @staticmethod
-    def _column_rows(conn: sqlite3.Connection, name: str, path: str) -> Any:
-        """(seq, json_type, value) of every row at JSON path ``path``: a snapshot column's source."""
+    def _column_rows(conn: sqlite3.Connection, name: str, scope: Scope | None, path: str) -> Any:
+        """(seq, json_type, value) at JSON path ``path`` of every row (of ``scope``'s rows): a snapshot
+        column's source."""
+        where, params = (
+            ("", {}) if scope is None else (f"WHERE {value_sql(scope.key)} = :v", {"v": scope.value})
+        )
         return conn.execute(
-            f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {_table(name)}",
-            {"p": path},
+            f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {_table(name)} {where}",
+            {"p": path, **params},
         )
 
     # --- validation specific to SQLite ---------------------------------------------------------
@@ -334,6 +405,7 @@ class SQLiteVector(SQLFileVector):
             else:
                 # A table without a registry row is a leftover; the registry is the source of truth.
                 self._snapshots.pop(name, None)
+                self._scopes.pop(name, None)
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
                 conn.execute(
                     f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, "
@@ -360,6 +432,7 @@ class SQLiteVector(SQLFileVector):
                     f"CREATE INDEX IF NOT EXISTS {_metadata_index_name(name, key)} "
                     f"ON {table} (json_extract(metadata, {path}))"
                 )
+                conn.execute(nonscalar_index_sql(table, nonscalar_index_name(name, key), key))
 
         await self._write(create)
 
@@ -384,6 +457,7 @@ class SQLiteVector(SQLFileVector):
             conn.execute(f"DELETE FROM {REGISTRY} WHERE name = ?", (name,))
             conn.execute(f"DROP TABLE IF EXISTS {table}")
             self._snapshots.pop(name, None)
+            self._scopes.pop(name, None)
 
         await self._write(delete)
 
@@ -421,16 +495,27 @@ class SQLiteVector(SQLFileVector):
                 gone = np.sort(np.asarray([s for (s,) in deleted], dtype=np.int64))
             seqs = np.asarray([conn.execute(sql, row).fetchone()[0] for row in rows], dtype=np.int64)
 
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT32).reshape(len(rows), -1)
+            ids_ = [r[0] for r in rows]
+            decoded_: list[Mapping[str, Any]] = []
+
+            def metas() -> list[Mapping[str, Any]]:
+                # What the database gives back (the stored JSON), not the caller's objects; decoded once.
+                if not decoded_:
+                    decoded_.extend(decoded(r[2]) for r in rows)
+                return decoded_
+
             def patch(snapshot: Snapshot) -> bool:
                 # A deleted last row's seq may come back for a new row: apply_upsert drops dead tail slots.
                 if gone.size and not snapshot.apply_delete(gone):
                     return False
-                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT32).reshape(len(rows), -1)
-                # Columns hold what the database gives back (the stored JSON), not the caller's objects.
-                metas = [decoded(r[2]) for r in rows] if snapshot.columns else [{}] * len(rows)
-                return snapshot.apply_upsert(seqs, [r[0] for r in rows], matrix, metas)
+                metadata_ = metas() if snapshot.columns else [{}] * len(rows)
+                return snapshot.apply_upsert(seqs, ids_, matrix, metadata_)
 
-            self._changed(conn, name, ours, patch)
+            def scope_patch(scope: Scope, snapshot: Snapshot) -> bool:
+                return ScopeCache.upsert(scope, snapshot, gone, seqs, ids_, matrix, metas())
+
+            self._changed(conn, name, index, ours, patch, scope_patch)
 
         await self._write(upsert)
 
@@ -469,7 +554,14 @@ class SQLiteVector(SQLFileVector):
             seqs = np.sort(np.asarray([s for (s,) in conn.execute(sql, values)], dtype=np.int64))
             if seqs.size:
                 self._changed(
-                    conn, name, ours, lambda snapshot: snapshot.apply_update(seqs, new_vector, new_metadata)
+                    conn,
+                    name,
+                    index,
+                    ours,
+                    lambda snapshot: snapshot.apply_update(seqs, new_vector, new_metadata),
+                    lambda scope, snapshot: ScopeCache.update(
+                        scope, snapshot, seqs, new_vector, new_metadata
+                    ),
                 )
 
         await self._write(update)
@@ -478,12 +570,13 @@ class SQLiteVector(SQLFileVector):
         table = _table(name)
 
         def delete(conn: sqlite3.Connection) -> None:
-            ours = self._ours(name, self._index_row(conn, "DELETE_VECTORS", name))
+            index = self._index_row(conn, "DELETE_VECTORS", name)
+            ours = self._ours(name, index)
             sql = f"DELETE FROM {table} WHERE id = ? RETURNING seq"
             gone = [row[0] for i in ids for row in conn.execute(sql, (i,)).fetchall()]
             if gone:
                 seqs = np.sort(np.asarray(gone, dtype=np.int64))
-                self._changed(conn, name, ours, lambda snapshot: snapshot.apply_delete(seqs))
+                self._deleted(conn, name, index, ours, seqs)
 
         await self._write(delete)
 
@@ -492,13 +585,31 @@ class SQLiteVector(SQLFileVector):
         table = _table(name)
 
         def delete(conn: sqlite3.Connection) -> None:
-            ours = self._ours(name, self._index_row(conn, "DELETE_VECTORS", name))
+            index = self._index_row(conn, "DELETE_VECTORS", name)
+            ours = self._ours(name, index)
             sql = f"DELETE FROM {table} WHERE {fragment.sql} RETURNING seq"
             seqs = np.sort(np.asarray([s for (s,) in conn.execute(sql, fragment.params)], dtype=np.int64))
             if seqs.size:
-                self._changed(conn, name, ours, lambda snapshot: snapshot.apply_delete(seqs))
+                self._deleted(conn, name, index, ours, seqs)
 
         await self._write(delete)
+
+    def _deleted(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        index: _IndexRow,
+        ours: Snapshot | None,
+        seqs: npt.NDArray[np.int64],
+    ) -> None:
+        self._changed(
+            conn,
+            name,
+            index,
+            ours,
+            lambda snapshot: snapshot.apply_delete(seqs),
+            lambda scope, snapshot: ScopeCache.delete(scope, snapshot, seqs),
+        )
 
     # --- hooks: query --------------------------------------------------------------------------
 
@@ -551,9 +662,17 @@ class SQLiteVector(SQLFileVector):
     ) -> list[QueryResult]:
         index = self._index_row(conn, "QUERY", name)
         self._check_dimension("QUERY", name, index.dimension, vector.shape[0])
-        snapshot = self._snapshot(conn, name, index)
-        rows = self._matching_slots(conn, name, snapshot, fragment)
-        if rows.size == 0:
+        rows: npt.NDArray[np.int64] | None = None
+        scoped = None
+        if fragment is not None and fragment.node is not None:
+            scoped = self._scope_snapshot(conn, name, index, fragment.node)
+        if scoped is not None:
+            scope, snapshot = scoped
+            rows = self._matching_slots(conn, name, snapshot, fragment, scope)
+        if rows is None:  # no scope, or one that cannot answer: the whole index
+            snapshot = self._snapshot(conn, name, index)
+            rows = self._matching_slots(conn, name, snapshot, fragment, None)
+        if rows is None or rows.size == 0:
             return []
         scores = exact_scores(snapshot, rows, vector, index.metric)
         chosen, chosen_scores = top_k_rows(rows, scores, snapshot.ids, top_k)
@@ -569,19 +688,28 @@ class SQLiteVector(SQLFileVector):
         ]
 
     def _matching_slots(
-        self, conn: sqlite3.Connection, name: str, snapshot: Snapshot, fragment: SqlFragment | None
-    ) -> npt.NDArray[np.int64]:
-        """Ascending snapshot slots of the live rows matching ``fragment`` (all live rows for None)."""
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        snapshot: Snapshot,
+        fragment: SqlFragment | None,
+        scope: Scope | None,
+    ) -> npt.NDArray[np.int64] | None:
+        """Ascending snapshot slots of the live rows matching ``fragment`` (all live rows for None); for
+        a ``scope`` snapshot, None if a match lies outside it (never expected: the filter requires it)."""
         if fragment is None:
             return snapshot.live_slots()
         if fragment.node is not None:
             # A scoped recall (resource_id or thread_id equal to a string) reads only that scope's slots.
-            slots = matching_slots(fragment.node, snapshot, partial(self._column_rows, conn, name))
+            slots = matching_slots(fragment.node, snapshot, partial(self._column_rows, conn, name, scope))
             if slots is not None:
                 return slots
         sql = f"SELECT seq FROM {_table(name)} WHERE {fragment.sql}"
-        seqs = np.fromiter((s for (s,) in conn.execute(sql, fragment.params)), dtype=np.int64)
-        return snapshot.slots_of(np.sort(seqs))
+        seqs = np.sort(np.fromiter((s for (s,) in conn.execute(sql, fragment.params)), dtype=np.int64))
+        if scope is None:
+            return snapshot.slots_of(seqs)
+        found = snapshot.find(seqs)
+        return None if bool(np.any(found < 0)) else found
 
     @staticmethod
     def _metadata_of(conn: sqlite3.Connection, name: str, seqs: npt.NDArray[np.int64]) -> dict[int, Any]:
