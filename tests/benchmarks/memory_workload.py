@@ -851,9 +851,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"))
     parser.add_argument("--table", nargs="+", type=Path, metavar="RUN.json", help="one table from saved runs")
     parser.add_argument("--markdown", action="store_true", help="with --table: Markdown, one table per size")
+    parser.add_argument(
+        "--scale",
+        metavar="ROWS",
+        help="instead of the workload: issue 28's scale scenarios on the default store (tests/benchmarks/"
+        "scale.py: one user, then 1,000 users, ROWS vectors each, e.g. 1m; cached under /tmp/mm-scale)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+
+    if args.scale:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import scale  # only this option needs it
+
+        for scenario in ("one", "users"):
+            scale.main(["--scenario", scenario, "--rows", args.scale, "--out", str(args.out)])
+        return 0
 
     if args.compare:
         compare(*args.compare)
