@@ -94,7 +94,7 @@ async def _write_ours(path: Path) -> list[ObservationalMemoryRecord | list[Obser
         await storage.get_observational_memory(None, RESOURCE),
     ]
     await storage.close()
-    return ours  # type: ignore[return-value]
+    return ours
 
 
 @pytest.fixture(scope="module")
