@@ -11,8 +11,7 @@ from .targets import (
     DEFAULT_DIMENSION,
     ConformanceTarget,
     RegisterConformanceTarget,
-    address_target,
-    temporary_path,
+    embedded_target,
 )
 
 __all__ = ["register_conformance_targets", "sqlite_target"]
@@ -20,11 +19,9 @@ __all__ = ["register_conformance_targets", "sqlite_target"]
 
 def sqlite_target() -> ConformanceTarget:
     """The ``sqlite`` target: the embedded store on a fresh temporary file (vectors and storage share it)."""
-    return address_target(
+    return embedded_target(
         "sqlite",
-        "embedded",
-        temporary_path("conformance.db"),
-        name="sqlite",
+        "conformance.db",
         storage_setting="url",
         options={"dimension": DEFAULT_DIMENSION},
         description="the embedded SQLite store on a temporary file",

@@ -41,6 +41,7 @@ __all__ = [
     "TargetSettings",
     "TargetUnavailable",
     "address_target",
+    "embedded_target",
     "provisioned_target",
     "required_env",
     "temporary_path",
@@ -234,6 +235,25 @@ def temporary_path(path: str) -> Callable[[Path], AbstractContextManager[str]]:
         yield str(tmp / path)
 
     return in_temporary_directory
+
+
+def embedded_target(
+    adapter: str,
+    path: str,
+    *,
+    name: str | None = None,
+    description: str = "",
+    **settings: Unpack[AddressSettings],
+) -> ConformanceTarget:
+    """An ``embedded`` target: the engine in-process on ``path`` (a file or directory name) inside the
+    target's fresh temporary directory (:func:`temporary_path`); ``name`` is ``adapter`` unless given.
+
+    The vector store receives ``{setting: <path>, **vector_settings}``. With ``storage_setting`` the
+    adapter's storage is tested too and receives ``{storage_setting: <path>}`` (:class:`AddressSettings`).
+    """
+    return address_target(
+        adapter, "embedded", temporary_path(path), name=name or adapter, description=description, **settings
+    )
 
 
 def url_target(

@@ -19,8 +19,7 @@ from mastra_memory_conformance.targets import (
     DEFAULT_DIMENSION,
     ConformanceTarget,
     RegisterConformanceTarget,
-    address_target,
-    temporary_path,
+    embedded_target,
     url_target,
 )
 
@@ -30,11 +29,9 @@ URL_ENV_VAR: Final = "MASTRA_MEMORY_TEST_LANCEDB_URI"
 
 def lancedb_target() -> ConformanceTarget:
     """The ``lancedb`` target: an embedded database in the target's temporary directory."""
-    return address_target(
+    return embedded_target(
         "lancedb",
-        "embedded",
-        temporary_path("lancedb"),
-        name="lancedb",
+        "lancedb",
         options={"dimension": DEFAULT_DIMENSION},
         description="LanceDB embedded (the Lance engine in-process) on a temporary directory",
     )

@@ -33,9 +33,9 @@ from mastra_memory_conformance.targets import (
     TargetSettings,
     TargetUnavailable,
     address_target,
+    embedded_target,
     provisioned_target,
     required_env,
-    temporary_path,
 )
 
 __all__ = ["API_KEY_ENV", "URL_ENV", "register_conformance_targets"]
@@ -70,10 +70,9 @@ def _edge_target() -> ConformanceTarget:
 
 
 def _local_target() -> ConformanceTarget:
-    return address_target(
+    return embedded_target(
         "qdrant",
-        "embedded",
-        temporary_path("local"),
+        "local",
         name="qdrant-local",
         setting="path",
         options=_OPTIONS,
