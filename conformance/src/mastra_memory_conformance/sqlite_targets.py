@@ -22,6 +22,7 @@ def sqlite_target() -> ConformanceTarget:
     return embedded_target(
         "sqlite",
         "conformance.db",
+        name="sqlite",
         storage_setting="url",
         options={"dimension": DEFAULT_DIMENSION},
         description="the embedded SQLite store on a temporary file",

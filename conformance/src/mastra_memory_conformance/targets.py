@@ -241,18 +241,18 @@ def embedded_target(
     adapter: str,
     path: str,
     *,
-    name: str | None = None,
+    name: str,
     description: str = "",
     **settings: Unpack[AddressSettings],
 ) -> ConformanceTarget:
-    """An ``embedded`` target: the engine in-process on ``path`` (a file or directory name) inside the
-    target's fresh temporary directory (:func:`temporary_path`); ``name`` is ``adapter`` unless given.
+    """An ``embedded`` target named ``name``: the engine in-process on ``path`` (a file or directory name)
+    inside the target's fresh temporary directory (:func:`temporary_path`).
 
     The vector store receives ``{setting: <path>, **vector_settings}``. With ``storage_setting`` the
     adapter's storage is tested too and receives ``{storage_setting: <path>}`` (:class:`AddressSettings`).
     """
     return address_target(
-        adapter, "embedded", temporary_path(path), name=name or adapter, description=description, **settings
+        adapter, "embedded", temporary_path(path), name=name, description=description, **settings
     )
 
 

@@ -32,6 +32,7 @@ def lancedb_target() -> ConformanceTarget:
     return embedded_target(
         "lancedb",
         "lancedb",
+        name="lancedb",
         options={"dimension": DEFAULT_DIMENSION},
         description="LanceDB embedded (the Lance engine in-process) on a temporary directory",
     )
