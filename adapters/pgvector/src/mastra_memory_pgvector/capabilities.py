@@ -27,6 +27,7 @@ PGVECTOR_CAPABILITIES: Final = AdapterCapabilities(
     max_dimension=MAX_DIMENSION,
     max_upsert_batch=MAX_ROWS_PER_STATEMENT,
     upsert_delete_filter="atomic",  # the delete and the upsert share one transaction
+    lexical_search=True,  # PostgreSQL full text beside the vectors, both layouts (lexical.py)
     deviations=(
         Deviation(
             code="nul-character-rejected",

@@ -61,6 +61,7 @@ from .ann import (
 from .capabilities import MAX_ROWS_PER_STATEMENT, PGVECTOR_CAPABILITIES
 from .connection import Connection, PgDatabase, is_transient, quote_ident
 from .layout import FLOAT32, copy_payload, metadata_problem, metadata_text, parse_vector, vector_text
+from .lexical import PgLexicalIndex, drop_lexical_rows
 from .settings import PgVectorSettings
 from .translate import PgFilterTranslator, SqlFilter, json_text
 
@@ -244,6 +245,10 @@ class PgVector(MastraVector):
         """Index names are SQL identifiers of at most 63 bytes: portable names are used as they are."""
         return name
 
+    def lexical_index(self) -> PgLexicalIndex:
+        """The full-text index beside this store's indexes, for hybrid recall (:mod:`.lexical`)."""
+        return PgLexicalIndex(self)
+
     # --- hooks: indexes ---------------------------------------------------------------------------
 
     async def _create_index(
@@ -334,6 +339,7 @@ class PgVector(MastraVector):
             deleted = await conn.execute(f"DELETE FROM {self._registry} WHERE name = %s", (name,))
             if deleted.rowcount:
                 await conn.execute(f"DROP TABLE IF EXISTS {table}")
+            await drop_lexical_rows(conn, self.schema, name)  # the index's texts go with it
 
         await self._run("DELETE_INDEX", delete)
 

@@ -39,6 +39,7 @@ from mastra_memory.vector.records import IndexConfig
 
 from .ann import VECTOR_INDEX_MAX, IndexRow
 from .connection import Connection, quote_ident
+from .lexical import drop_lexical_rows
 from .store import _STAGE, PgVector
 from .tables import pgvector_wrong_layout
 
@@ -364,5 +365,6 @@ class MastraTablesPgVector(PgVector):
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{self.schema}.{name}",))
             if await self._catalog(conn, "DELETE_INDEX", name) is not None:
                 await conn.execute(f"DROP TABLE IF EXISTS {self._real(name)}")
+            await drop_lexical_rows(conn, self.schema, name)  # our texts beside it (lexical.py)
 
         await self._run("DELETE_INDEX", delete)
