@@ -41,7 +41,15 @@ from mastra_memory.storage.records import Thread
 from mastra_memory.timestamps import StampClock, epoch_ms, utc_now
 
 from .index import SemanticIndex
-from .items import StoredItem, decode, encode_metadata, item_id, matches_condition, prefix_metadata
+from .items import (
+    EXPIRES_KEY,
+    StoredItem,
+    decode,
+    encode_metadata,
+    item_id,
+    matches_condition,
+    prefix_metadata,
+)
 
 __all__ = ["MastraStore"]
 
@@ -284,7 +292,7 @@ class MastraStore(BaseStore):
         if stored.ttl_minutes is None:
             return stored
         metadata = dict(stored.thread.metadata or {})
-        metadata["lg_expires_at"] = now_ms + round(stored.ttl_minutes * _MINUTE_MS)
+        metadata[EXPIRES_KEY] = now_ms + round(stored.ttl_minutes * _MINUTE_MS)
         thread = stored.thread.model_copy(update={"metadata": metadata})
         await self.storage.save_thread(thread)
         return decode(thread) or stored
