@@ -363,3 +363,14 @@ def test_a_bad_index_config_is_refused(kind: str, tmp_path: Path) -> None:
         build(kind, tmp_path, index={"dims": 0, "embed": "hash/8"})
     with pytest.raises(ConfigError, match="embed"):
         build(kind, tmp_path, index={"dims": 8})
+
+
+async def test_a_label_no_storage_can_hold_is_refused_before_any_write(make_store: StoreFactory) -> None:
+    store = make_store()
+    with pytest.raises(ValidationError):  # an unpaired surrogate is not Unicode text (docs/spec.md §4.1)
+        await store.aput(("\ud800",), "k", {"v": 1})
+    assert await store.alist_namespaces() == []
+    await store.aput(("ok",), "\ud800", {"v": 1})  # a key is kept inside the JSON text, escaped
+    item = await store.aget(("ok",), "\ud800")
+    assert item is not None
+    assert item.key == "\ud800"
