@@ -11,7 +11,8 @@ its HTML and in a headless browser.
 
 Needs the ``docs`` dependency group (mkdocs, ruff, selenium): ``nox -s docs`` installs it and runs this file;
 without mkdocs the module skips. The browser is Debian's ``chromium`` with ``chromium-driver`` (.ci/run
-installs them); when either is missing the browser test skips with the reason, and fails under CI.
+installs them; ``MASTRA_MEMORY_CHROMIUM`` and ``MASTRA_MEMORY_CHROMEDRIVER`` name other executables); when
+either is missing the browser test skips with the reason, and fails under CI.
 """
 
 from __future__ import annotations
@@ -168,9 +169,12 @@ def browser() -> Iterator[Any]:
     chromium = _executable("MASTRA_MEMORY_CHROMIUM", "chromium", "chromium-browser")
     driver_path = _executable("MASTRA_MEMORY_CHROMEDRIVER", "chromedriver")
     if chromium is None or driver_path is None:
+        tool, env = ("chromium", "CHROMIUM") if chromium is None else ("chromedriver", "CHROMEDRIVER")
+        env = f"MASTRA_MEMORY_{env}"
+        configured = os.environ.get(env)
+        where = f"{env}={configured!r} is no executable" if configured else f"{tool} is not on PATH"
         missing(
-            "headless Chromium is needed to check the site's layout: "
-            f"{'chromium' if chromium is None else 'chromedriver'} is not on PATH "
+            f"headless Chromium is needed to check the site's layout: {where} "
             "(Debian: apt-get install chromium chromium-driver)"
         )
     options = webdriver.ChromeOptions()
