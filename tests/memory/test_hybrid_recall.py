@@ -47,16 +47,33 @@ async def _seed(memory: Memory) -> None:
     )
 
 
-async def test_hybrid_recall_finds_by_words_and_returns_fused_scores(tmp_path: Path) -> None:
+async def test_hybrid_recall_orders_by_fusion_and_keeps_cosine_scores(tmp_path: Path) -> None:
     memory = _memory(tmp_path / "m.db", "hybrid")
     await _seed(memory)
+    question = "where does Biscuit hide?"
 
-    result = await memory.recall(
-        "t1", resource_id="ada", vector_search_string="where does Biscuit hide?", per_page=0
+    hybrid = await memory.recall("t1", resource_id="ada", vector_search_string=question, per_page=0)
+    vector = await memory.recall(
+        "t1",
+        resource_id="ada",
+        vector_search_string=question,
+        per_page=0,
+        thread_config={"semanticRecall": {"mode": "vector"}},
     )
 
-    assert result.hits[0].message_id == "m1"
-    assert all(0.0 <= h.score <= 1.0 for h in result.hits)
+    assert hybrid.hits[0].message_id == "m1"
+    cosine = {h.message_id: h.score for h in vector.hits}
+    assert {h.message_id: h.score for h in hybrid.hits} == {
+        h.message_id: cosine[h.message_id] for h in hybrid.hits
+    }
+    with_threshold = await memory.recall(
+        "t1",
+        resource_id="ada",
+        vector_search_string=question,
+        per_page=0,
+        thread_config={"semanticRecall": {"threshold": cosine["m1"]}},
+    )
+    assert all(h.score >= cosine["m1"] for h in with_threshold.hits)
     await memory.close()
 
 

@@ -64,10 +64,17 @@ FUSIONS: dict[str, Callable[[Ranking, Ranking], Fused]] = {
     "scores-0.3": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.3),
     "scores-0.5": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.5),
     "scores-0.7": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.7),
+    "scores-0.6": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.6),
+    "scores-0.75": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.75),
+    "scores-0.8": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.8),
+    "scores-0.85": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.85),
+    "scores-0.9": lambda v, lex: weighted_scores(v, lex, lexical_weight=0.9),
+    "rrf-10-lex2": lambda v, lex: rrf(v, lex, k=10, lexical_weight=2.0),
+    "rrf-5-lex1.5": lambda v, lex: rrf(v, lex, k=5, lexical_weight=1.5),
     "rerank-0.5": lambda v, lex: lexical_rerank(v, lex, lexical_weight=0.5),
 }
 #: The fusion hybrid recall uses: the best on LoCoMo's top 5 (docs/memory.md).
-DEFAULT_FUSION = "scores-0.5"
+DEFAULT_FUSION = "scores-0.7"
 #: Candidates each side contributes before fusion (the fused list is then cut to ``topK``).
 CANDIDATES = 50
 

@@ -119,30 +119,11 @@ async def search_messages(
 
     ``flt`` (from :func:`recall_filter`) is translated once for all the chunk queries. ``mode="hybrid"``
     also searches the store's lexical index with the same filter and fuses the two rankings
-    (:mod:`.fusion`); the hits' scores are then the fused scores, and ``threshold`` applies to them. A store
+    (:mod:`.fusion`): the order is the fused one, the scores (and ``threshold``) stay cosine. A store
     without a lexical index refuses that mode with ``CapabilityError`` before anything is embedded.
     """
     if mode == "hybrid":
-        lexical = require_lexical(indexer.vector)
-        found = await search_messages(
-            indexer, query, top_k=max(top_k, CANDIDATES), flt=flt, threshold=None, mode="vector"
-        )
-        if found.index_name is None:
-            return found
-        native = indexer.vector.to_native_index_name(found.index_name)
-        rows = await lexical.search(native, query, top_k=CANDIDATES, flt=flt)
-        threads: dict[str, str | None] = {h.message_id: h.thread_id for h in found.hits}
-        words: dict[str, float] = {}
-        for row in rows:
-            message_id = row.metadata.get("message_id")
-            if isinstance(message_id, str) and message_id not in words:  # best chunk first
-                words[message_id] = row.score
-                threads.setdefault(message_id, _thread_of(row.metadata))
-        fused = fuse([(h.message_id, h.score) for h in found.hits], list(words.items()))
-        hits = [Hit(mid, threads.get(mid), score) for mid, score in fused]
-        if threshold is not None:
-            hits = [h for h in hits if h.score >= threshold]
-        return SearchResult(hits[:top_k], found.index_name, found.usage_tokens)
+        return await _hybrid(indexer, query, top_k=top_k, flt=flt, threshold=threshold)
     chunks = chunk_text(query, indexer.chunk_size)
     if not chunks:
         return SearchResult([], None, None)
@@ -187,6 +168,42 @@ async def search_messages(
         name = await indexer.ensure_index(dimension, again=True)
         results = await query_all(name)
     return SearchResult(_best_hits(results, threshold), name, usage)
+
+
+async def _hybrid(
+    indexer: MessageIndexer, query: str, *, top_k: int, flt: Node, threshold: float | None
+) -> SearchResult:
+    """Hybrid recall: the vector and the lexical candidates (same filter), fused (:mod:`.fusion`), cut to
+    ``top_k``. Each hit keeps the embedder's cosine score, so ``threshold`` means what it means in mode
+    ``vector``; a message only the lexical side found gets its score from one more vector query limited to
+    those ids (the fused order is kept)."""
+    lexical = require_lexical(indexer.vector)  # before anything is embedded: the refusal does no I/O
+    found = await search_messages(
+        indexer, query, top_k=max(top_k, CANDIDATES), flt=flt, threshold=None, mode="vector"
+    )
+    if found.index_name is None:
+        return found
+    native = indexer.vector.to_native_index_name(found.index_name)
+    rows = await lexical.search(native, query, top_k=CANDIDATES, flt=flt)
+    cosine = {h.message_id: h for h in found.hits}
+    words: dict[str, float] = {}
+    for row in rows:
+        message_id = row.metadata.get("message_id")
+        if isinstance(message_id, str) and message_id not in words:  # the best chunk comes first
+            words[message_id] = row.score
+    chosen = [mid for mid, _ in fuse([(h.message_id, h.score) for h in found.hits], list(words.items()))]
+    chosen = chosen[:top_k]
+    missing = tuple(mid for mid in chosen if mid not in cosine)
+    if missing:
+        only_ids = And((flt, Comparison(("message_id",), "$in", missing)))
+        extra = await search_messages(
+            indexer, query, top_k=len(missing) * 8, flt=only_ids, threshold=None, mode="vector"
+        )
+        cosine.update((h.message_id, h) for h in extra.hits)
+    hits = [cosine[mid] for mid in chosen if mid in cosine]
+    if threshold is not None:
+        hits = [h for h in hits if h.score >= threshold]
+    return SearchResult(hits, found.index_name, found.usage_tokens)
 
 
 def _best_hits(results: list[list[QueryResult]], threshold: float | None) -> list[Hit]:
