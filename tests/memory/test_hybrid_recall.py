@@ -12,6 +12,7 @@ import pytest
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import CapabilityError
 from mastra_memory.memory import Memory
+from mastra_memory.memory.recall import search
 from mastra_memory.memory.recall.fusion import DEFAULT_FUSION, FUSIONS, fuse, rrf, weighted_scores
 from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
 from mastra_memory.stores.sqlite.lexical import fts_query
@@ -139,3 +140,39 @@ def test_fusions_rank_what_both_sides_agree_on_first() -> None:
     assert DEFAULT_FUSION in FUSIONS
     assert [m for m, _ in rrf(vector, [])] == ["a", "b", "c"]
     assert weighted_scores([], [("x", 2.0)]) == [("x", 0.5)]
+
+
+async def test_a_message_only_the_lexical_side_found_gets_its_cosine_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "CANDIDATES", 2)  # the vector side contributes only its best 2
+    memory = _memory(tmp_path / "m.db", "vector")
+    await memory.create_thread("ada", "t1")
+    filler = [f"a short note about lunch number {n}" for n in range(8)]
+    rare = "the long answer mentions the zeppelin once among many many other unrelated words of all kinds"
+    await memory.save_messages(
+        [{"id": f"f{n}", "thread_id": "t1", "role": "user", "content": t} for n, t in enumerate(filler)]
+        + [{"id": "rare", "thread_id": "t1", "role": "user", "content": rare}]
+    )
+    question = "a short note about the zeppelin"
+    every = await memory.recall(
+        "t1",
+        resource_id="ada",
+        vector_search_string=question,
+        per_page=0,
+        thread_config={"semanticRecall": {"topK": 9}},
+    )
+    cosine = {h.message_id: h.score for h in every.hits}
+    assert "rare" not in [h.message_id for h in every.hits[:2]]  # so only the lexical side can bring it
+
+    hybrid = await memory.recall(
+        "t1",
+        resource_id="ada",
+        vector_search_string=question,
+        per_page=0,
+        thread_config={"semanticRecall": {"mode": "hybrid", "topK": 2}},
+    )
+
+    assert "rare" in [h.message_id for h in hybrid.hits]
+    assert all(h.score == pytest.approx(cosine[h.message_id]) for h in hybrid.hits)
+    await memory.close()
