@@ -20,7 +20,9 @@
   :mod:`.incomplete_tool_calls` -- ``filterIncompleteToolCalls`` on stored messages;
   :mod:`.background` -- background embedding and ``settled()``; :mod:`.titles` -- thread titles (§5.9);
   :mod:`.tokens` -- token counting; :mod:`.message_list` -- ``MessageList``; :mod:`.prompt_recall` --
-  recall for a prompt that already holds part of the conversation (the agent-framework integrations).
+  recall for a prompt that already holds part of the conversation (the agent-framework integrations);
+* :mod:`.observational` -- observational memory (§5.14): options, the Observer and Reflector, the
+  ``observational-memory`` processor, the observation index and the ``recall`` tool.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ from .index.chunking import DEFAULT_CHUNK_SIZE, chunk_text
 from .index.indexer import MessageIndexer, default_index_name, vector_ids
 from .llm_context import LLMContext
 from .message_list import MessageList
+from .observational.engine import CycleResult, OMUsage
+from .observational.options import ObservationalMemoryOptions, UnsupportedOMOptionError
+from .observational.processor import ObservationalMemory
+from .observational.retrieval import ObservationSearchHit, RecallTool
 from .processors import (
     MessageHistory,
     TokenLimiter,
@@ -81,6 +87,7 @@ __all__ = [
     "CloneMetadata",
     "CloneThreadResult",
     "CopyThreadResult",
+    "CycleResult",
     "FilterConfigError",
     "LLMContext",
     "Memory",
@@ -92,9 +99,14 @@ __all__ = [
     "MessageRange",
     "MessageSearchHit",
     "MessageSearchResult",
+    "OMUsage",
+    "ObservationSearchHit",
+    "ObservationalMemory",
+    "ObservationalMemoryOptions",
     "PruneResult",
     "RecallHit",
     "RecallResult",
+    "RecallTool",
     "ReindexResult",
     "SaveResult",
     "SemanticRecall",
@@ -106,6 +118,7 @@ __all__ = [
     "TokenCounter",
     "TokenLimiter",
     "ToolCallFilter",
+    "UnsupportedOMOptionError",
     "UnsupportedOptionError",
     "UpdateWorkingMemoryTool",
     "Usage",

@@ -21,7 +21,6 @@ unobserved, when the Observer and Reflector run, what is stored, what is indexed
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
 import uuid
@@ -146,8 +145,7 @@ class ObservationEngine:
         if record is not None:
             return record
         key_thread, key_resource = self.key(thread_id, resource_id)
-        # Created by another process in the meantime when the id exists: it is read below.
-        with contextlib.suppress(ValidationError):
+        try:
             await self.storage.insert_observational_memory_record(
                 ObservationalMemoryRecord(
                     id=initial_record_id(key_thread, key_resource),
@@ -159,6 +157,11 @@ class ObservationEngine:
                     ),
                 )
             )
+        except (ValidationError, StorageError):
+            # The id exists (refused, or a backend's unique key hit in a race): another process created
+            # it; read it below. Anything else leaves no record and is raised there.
+            if await self.current(thread_id, resource_id) is None:
+                raise
         record = await self.current(thread_id, resource_id)
         if record is None:
             raise StorageError(
