@@ -31,6 +31,8 @@ OPENSEARCH_CAPABILITIES: Final = facts.manifest(
     metadata_only_query=True,
     # A delete_by_query and a bulk request: OpenSearch has no transaction (docs/spec.md §3.1).
     upsert_delete_filter="sequential",
+    # BM25 over a sibling index with the same filter fields (lexical.py): hybrid recall.
+    lexical_search=True,
     deviations=(
         int64_range(
             "the derived filter fields hold integers as int64 terms; an integer beyond int64 has no "

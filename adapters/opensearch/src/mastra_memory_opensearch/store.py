@@ -63,6 +63,7 @@ from .layout import (
     metadata_fields,
     metadata_of,
 )
+from .lexical import OpenSearchLexicalIndex
 from .settings import OpenSearchSettings
 from .translate import MATCH_ALL, MATCH_NONE, Clause, OpenSearchFilterTranslator
 
@@ -140,6 +141,7 @@ class OpenSearchVector(MastraVector):
         self.settings = settings if settings is not None else OpenSearchSettings()
         self._client = client
         self._infos: dict[str, IndexInfo] = {}
+        self._lexical: OpenSearchLexicalIndex | None = None
 
     # --- the client ---------------------------------------------------------------------------
 
@@ -293,8 +295,16 @@ class OpenSearchVector(MastraVector):
         reply = await self._send("DESCRIBE_INDEX", name, self.client.count(index=self._index(name)))
         return IndexStats(dimension=info.dimension, count=int(reply["count"]), metric=info.metric)
 
+    def lexical_index(self) -> OpenSearchLexicalIndex:
+        """The BM25 index beside this store's indexes, for hybrid recall (:mod:`.lexical`); one per store,
+        so that ``delete_index`` forgets the siblings it created."""
+        if self._lexical is None:
+            self._lexical = OpenSearchLexicalIndex(self)
+        return self._lexical
+
     async def _delete_index(self, name: str) -> None:
         self._infos.pop(name, None)
+        await self.lexical_index().drop(name)  # its texts' sibling index goes with it
         try:
             await self.client.indices.delete(index=self._index(name))
         except NotFoundError:
