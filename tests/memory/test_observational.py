@@ -314,3 +314,58 @@ def test_the_chain_with_observational_memory(memory: Memory) -> None:
     ids = [p.id for p in memory.get_input_processors()]
     assert ids == ["memory-input-filter", "observational-memory"]  # no MessageHistory: OM loads history
     assert [p.id for p in memory.get_output_processors()] == ["observational-memory"]  # it stores the turn
+
+
+def test_shared_budget_threshold_is_mastras() -> None:
+    from mastra_memory.memory.observational.tokens import message_threshold
+
+    # Mastra's calculateDynamicThreshold with 30k:40k: 70k with no observations, back to 30k at 40k.
+    assert message_threshold(30_000, 40_000, 0, True) == 70_000
+    assert message_threshold(30_000, 40_000, 10_000, True) == 60_000
+    assert message_threshold(30_000, 40_000, 50_000, True) == 30_000
+    assert message_threshold(30_000, 40_000, 0, False) == 30_000
+
+
+def test_replies_groups_and_stripping() -> None:
+    from mastra_memory.memory.observational.groups import spanning_range, strip_groups, wrap_group
+    from mastra_memory.memory.observational.prompts import parse_output
+
+    out = parse_output(
+        "Sure!\n<observations>\nDate: Dec 2, 2026\n* 🔴 (09:00) a\n</observations>\n"
+        "<current-task>\nplanning\n</current-task>",
+        "m",
+    )
+    assert (out.observations, out.current_task) == ("Date: Dec 2, 2026\n* 🔴 (09:00) a", "planning")
+    # Without the block, the list lines are taken (as Mastra falls back); prose alone is not output.
+    assert parse_output("Here:\n* 🔴 (09:00) a\nthanks", "m").observations == "* 🔴 (09:00) a"
+    with pytest.raises(ModelOutputError) as raised:
+        parse_output("Nothing to note.", "m")
+    assert raised.value.reply == "Nothing to note."
+    two = wrap_group("* a", "m1:m2", "g1") + "\n\n" + wrap_group("* b", "m3:m4", "g2")
+    assert [g.range for g in parse_groups(two)] == ["m1:m2", "m3:m4"]
+    assert spanning_range(parse_groups(two)) == "m1:m4"
+    assert strip_groups(two) == "* a\n\n* b"
+
+
+async def test_hooks_start_and_end_and_a_failing_hook_is_harmless(
+    storage: SQLiteStorage, vector: SQLiteVector
+) -> None:
+    seen: list[str] = []
+
+    def broken(payload: dict[str, Any]) -> None:
+        raise RuntimeError("hook bug")
+
+    async def end(payload: dict[str, Any]) -> None:
+        seen.append(f"end:{payload['trigger']}:{payload['error'] is None}")
+
+    model = ScriptedModel([observer_reply], repeat_last=True)
+    hooks = {"onObservationStart": broken, "onObservationEnd": end}
+    mem = Memory(storage=storage, vector=vector, embedder="hash/64", options=om_options(model, hooks=hooks))
+    try:
+        await mem.create_thread("u", thread_id="t")
+        await mem.save_messages([{"role": "user", "content": "hello", "thread_id": "t"}])
+        result = await mem.observe("t", "u")
+        assert result.observed
+        assert seen == ["end:manual:True"]
+    finally:
+        await mem.close()
