@@ -296,10 +296,8 @@ class OpenSearchVector(MastraVector):
         return IndexStats(dimension=info.dimension, count=int(reply["count"]), metric=info.metric)
 
     def lexical_index(self) -> OpenSearchLexicalIndex:
-        """The BM25 index beside this store's indexes, for hybrid recall (:mod:`.lexical`); one per store,
-        so that ``delete_index`` forgets the siblings it created."""
-        if self._lexical is None:
-            self._lexical = OpenSearchLexicalIndex(self)
+        """The BM25 index beside this store's indexes, for hybrid recall (:mod:`.lexical`); one per store."""
+        self._lexical = self._lexical or OpenSearchLexicalIndex(self)
         return self._lexical
 
     async def _delete_index(self, name: str) -> None:
