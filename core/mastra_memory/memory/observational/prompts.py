@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -101,7 +102,7 @@ def observer_messages(
         history = format_messages(next(iter(messages.values())))
     else:
         history = "\n\n".join(
-            f"### Thread {tid}\n\n{format_messages(msgs)}" for tid, msgs in messages.items()
+            f"### Thread {thread_label(tid)}\n\n{format_messages(msgs)}" for tid, msgs in messages.items()
         )
     previous = existing.strip() or "(none yet)"
     user = (
@@ -110,6 +111,12 @@ def observer_messages(
         "Write the observations of the new messages only, in the form above."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def thread_label(thread_id: str) -> str:
+    """How a thread is named to the Observer: 8 hex digits of its id's SHA-256, not the id itself (Mastra
+    obscures thread ids in resource scope too, so the model sees no identifier a user may have chosen)."""
+    return hashlib.sha256(thread_id.encode()).hexdigest()[:8]
 
 
 def reflector_messages(observations: str, instruction: str | None = None) -> list[dict[str, str]]:
