@@ -147,7 +147,12 @@ class ObservationalMemoryStorage(ObservationalMemoryHooks):
             config=args.config,
             observed_timezone=args.observed_timezone,
         )
-        await self._run_unit(operation, lambda tx: self._om_insert(tx, om_values(record)), write=True)
+
+        async def work(tx: Any) -> None:
+            if not await self._om_insert(tx, om_values(record)):  # a fresh uuid4: never in practice
+                raise self._invalid(operation, "DUPLICATE_ID", f"record id {record.id!r} exists")
+
+        await self._run_unit(operation, work, write=True)
         return record
 
     async def insert_observational_memory_record(
@@ -170,11 +175,11 @@ class ObservationalMemoryStorage(ObservationalMemoryHooks):
             json_text(values[name], name)
 
         async def work(tx: Any) -> None:
-            if await self._om_load(tx, parsed.id, lock=True) is not None:
+            # The id's unique index decides, so of two concurrent inserts of one id exactly one succeeds.
+            if not await self._om_insert(tx, values):
                 raise self._invalid(
                     operation, "DUPLICATE_ID", f"an observational memory record with id {parsed.id!r} exists"
                 )
-            await self._om_insert(tx, values)
 
         await self._run_unit(operation, work, write=True)
 
@@ -522,7 +527,8 @@ class ObservationalMemoryStorage(ObservationalMemoryHooks):
                     raise _Conflict
             if insert_result:
                 assert isinstance(result, ObservationalMemoryRecord)
-                await self._om_insert(tx, om_values(result))
+                if not await self._om_insert(tx, om_values(result)):
+                    raise _Conflict  # a fresh uuid4 taken: try again with another
             return result
 
         for _ in range(_ATTEMPTS):

@@ -98,8 +98,10 @@ class ObservationalMemoryHooks(StorageHooks):
         when given, newest generation first, skipping ``offset``, at most ``limit`` (``None``: all)."""
         raise NotImplementedError
 
-    async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> None:
-        """Insert a row given as `om_values` makes it (a new id)."""
+    async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> bool:
+        """Insert a row given as `om_values` makes it; ``False`` (and nothing written) when a row with that
+        id exists, decided by the id's unique index so that of two concurrent inserts of one id exactly one
+        succeeds (``ON CONFLICT (id) DO NOTHING``, a duplicate-key error)."""
         raise NotImplementedError
 
     async def _om_update(

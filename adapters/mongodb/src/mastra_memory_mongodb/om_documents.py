@@ -24,6 +24,7 @@ from mastra_memory.storage import OM_COLUMNS, MemoryStorage, ObservationalMemory
 from mastra_memory.storage.observational_records import OM_KINDS, om_from_values
 from pymongo import ASCENDING, DESCENDING
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
 
 __all__ = ["MongoOMDocuments"]
 
@@ -127,9 +128,13 @@ class MongoOMDocuments(MemoryStorage):
             cursor = cursor.limit(limit)
         return [self._om_record(document) async for document in cursor]
 
-    async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> None:
+    async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> bool:
         collection = await self._om_collection(tx)
-        await collection.insert_one(self._om_document(values), session=tx.session)
+        try:
+            await collection.insert_one(self._om_document(values), session=tx.session)
+        except DuplicateKeyError:  # the id's unique index (``_id``, or Mastra's ``id_1``)
+            return False
+        return True
 
     async def _om_update(
         self, tx: Any, om_id: str, changes: Mapping[str, Any], expect: Mapping[str, Any]

@@ -167,13 +167,14 @@ class PgOMTables(MemoryStorage):
         )
         return [self._om_record(row) for row in await cursor.fetchall()]
 
-    async def _om_insert(self, conn: Connection, values: Mapping[str, Any]) -> None:
+    async def _om_insert(self, conn: Connection, values: Mapping[str, Any]) -> bool:
         writes = [w for c in OM_COLUMNS for w in self._om_writes(c.field, values[c.field])]
-        await conn.execute(
+        cursor = await conn.execute(
             f"INSERT INTO {self._om_table()} ({', '.join(w[0] for w in writes)}) "
-            f"VALUES ({', '.join(w[1] for w in writes)})",
+            f"VALUES ({', '.join(w[1] for w in writes)}) ON CONFLICT (id) DO NOTHING",
             [w[2] for w in writes],
         )
+        return cursor.rowcount > 0
 
     async def _om_update(
         self, conn: Connection, om_id: str, changes: Mapping[str, Any], expect: Mapping[str, Any]

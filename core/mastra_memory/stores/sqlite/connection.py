@@ -9,10 +9,12 @@ is that machinery for any DB-API driver; the ``libsql`` store's connection is on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -50,6 +52,11 @@ class WorkerConnection(Generic[C]):
         """A new connection to :attr:`path` (its parent directory exists), pragmas set."""
         raise NotImplementedError
 
+    def _write_guard(self) -> AbstractContextManager[Any]:
+        """Held around each write transaction, from ``BEGIN`` to ``COMMIT``/``ROLLBACK``. Nothing by default:
+        a driver that keeps the GIL while it waits for a lock overrides it (the ``libsql`` store)."""
+        return contextlib.nullcontext()
+
     def _connection(self) -> C:
         if self._conn is None:
             if self.path != MEMORY:
@@ -68,14 +75,15 @@ class WorkerConnection(Generic[C]):
         """Run ``fn(connection)`` inside one write transaction; any exception rolls everything back."""
 
         def wrapped(conn: Any) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
+            with self._write_guard():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = fn(conn)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                return result
 
         return await self.run(wrapped)
 

@@ -118,13 +118,15 @@ class SQLiteOMTables(MemoryStorage):
         ).fetchall()
         return [self._om_record(row) for row in rows]
 
-    async def _om_insert(self, conn: Any, values: Mapping[str, Any]) -> None:
+    async def _om_insert(self, conn: Any, values: Mapping[str, Any]) -> bool:
         columns = [c.field for c in OM_COLUMNS]
         conn.execute(
             f"INSERT INTO {OM_TABLE} ({', '.join(self._om_column(c) for c in columns)}) "
-            f"VALUES ({', '.join('?' for _ in columns)})",
+            f"VALUES ({', '.join('?' for _ in columns)}) ON CONFLICT(id) DO NOTHING",
             [self._om_encode(c, values[c]) for c in columns],
         )
+        inserted: int = conn.execute("SELECT changes()").fetchall()[0][0]
+        return inserted > 0
 
     async def _om_update(
         self, conn: Any, om_id: str, changes: Mapping[str, Any], expect: Mapping[str, Any]

@@ -400,6 +400,14 @@ class ObservationalMemorySuite:
                     for client, chunk in zip([storage, other] * 4, chunks, strict=True)
                 )
             )
+            # Two processes finding no record both create generation 0 under one id: one insert wins.
+            first = record.model_copy(update={"id": p + "gen0", "thread_id": p + "t-new"})
+            inserts = await asyncio.gather(
+                *(client.insert_observational_memory_record(first) for client in [storage, other] * 2),
+                return_exceptions=True,
+            )
+            assert inserts.count(None) == 1, f"exactly one insert of an id succeeds, got {inserts}"
+            assert all(isinstance(i, ValidationError) for i in inserts if i is not None), inserts
         finally:
             await other.close()
         stored = (await _current(storage, record)).buffered_observation_chunks or []
