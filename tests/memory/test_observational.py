@@ -369,3 +369,15 @@ async def test_hooks_start_and_end_and_a_failing_hook_is_harmless(
         assert seen == ["end:manual:True"]
     finally:
         await mem.close()
+
+
+async def test_one_engine_per_options_however_often_the_model_is_called(memory: Memory) -> None:
+    for text in [
+        "My name is Ada and I live in Lisbon.",
+        "I have a cat called Tofu who is seven years old.",
+        "Please remember that my sister Maria visits on Friday the fifth.",
+        "And my brother Luis visits on Saturday the sixth.",
+    ]:
+        await turn(memory, "t1", "u1", text)
+    assert model_of(memory).requests  # the model's repr changed as it was called
+    assert len(memory._chain._engines) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
@@ -55,12 +56,19 @@ class ProcessorChain:
             ConfigError: no model, a model that cannot be resolved, or a storage without observational
                 memory (docs/spec.md §5.14), before any I/O.
         """
-        key = repr(options)
-        if key not in self._engines:
+        # Models and hooks are objects: they key by identity (a model's repr may change as it is used).
+        key = json.dumps(
+            options.model_dump(), sort_keys=True, default=lambda o: f"{type(o).__name__}@{id(o)}"
+        )
+        engine = self._engines.pop(key, None)
+        if engine is None:
             retrieval = options.retrieval_config
             index = self.observation_index() if retrieval is not None and retrieval.vector else None
-            self._engines[key] = ObservationEngine(self.memory.storage, options, index, self.om_usage)
-        return self._engines[key]
+            engine = ObservationEngine(self.memory.storage, options, index, self.om_usage)
+        self._engines[key] = engine  # most recently used last; the oldest beyond 32 are dropped
+        while len(self._engines) > 32:
+            del self._engines[next(iter(self._engines))]
+        return engine
 
     def observation_index(self) -> ObservationIndex:
         """The ``memory_observations_<dim>`` index on the Memory's vector store and embedder."""
