@@ -78,26 +78,31 @@ async def test_hybrid_recall_orders_by_fusion_and_keeps_cosine_scores(tmp_path: 
     await memory.close()
 
 
-async def test_the_lexical_rows_are_written_and_deleted_with_the_vectors(tmp_path: Path) -> None:
-    memory = _memory(tmp_path / "m.db", "vector")  # written whatever the mode: hybrid can be turned on later
+async def test_the_first_hybrid_recall_builds_the_lexical_index_then_writes_keep_it_in_step(
+    tmp_path: Path,
+) -> None:
+    memory = _memory(tmp_path / "m.db", "vector")
     await _seed(memory)
 
-    def rows() -> list[str]:
+    def rows() -> list[str] | None:
         with sqlite3.connect(tmp_path / "m.db") as conn:
-            return [
-                r[0] for r in conn.execute("SELECT id FROM mastra_lexical__memory_messages_64 ORDER BY id")
-            ]
+            table = "mastra_lexical__memory_messages_64"
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+                return None
+            return [r[0] for r in conn.execute(f"SELECT id FROM {table} ORDER BY id")]
 
-    assert rows() == ["m1", "m2", "m3"]
-    await memory.update_messages([{"id": "m2", "content": "Pottery class moved to Thursdays"}])
-    hybrid = await memory.recall(
-        "t1",
-        resource_id="ada",
-        vector_search_string="Thursdays",
-        per_page=0,
-        thread_config={"semanticRecall": {"mode": "hybrid"}},
+    assert rows() is None  # mode vector only: nothing lexical is written
+    hybrid = {"semanticRecall": {"mode": "hybrid"}}
+    first = await memory.recall(
+        "t1", resource_id="ada", vector_search_string="Lisbon", per_page=0, thread_config=hybrid
     )
-    assert hybrid.hits[0].message_id == "m2"
+    assert first.hits[0].message_id == "m3"
+    assert rows() == ["m1", "m2", "m3"]  # copied from the vector index's texts
+    await memory.update_messages([{"id": "m2", "content": "Pottery class moved to Thursdays"}])
+    moved = await memory.recall(
+        "t1", resource_id="ada", vector_search_string="Thursdays", per_page=0, thread_config=hybrid
+    )
+    assert moved.hits[0].message_id == "m2"
     await memory.delete_messages(["m1"])
     assert rows() == ["m2", "m3"]
     await memory.delete_thread("t1")

@@ -8,6 +8,13 @@ metadata column is the one the vector table has, so a filter is translated by th
 (``translate.py``) and means exactly what it means on the vector side: tenant scope and
 ``semanticRecall.filter`` included (docs/spec.md §5.3 step 7.3).
 
+Lifetime. The tables of an index are created by its first search (a hybrid recall), in one transaction
+that also copies every text the vector table already holds (the indexer stores each chunk's text in its
+metadata as ``content``): a store that never runs a hybrid recall pays nothing for it, and an index written
+before hybrid recall existed needs no reindex. From then on the indexer keeps them in step: its writes and
+deletes check, inside their own transaction, that the tables exist, so no write falls between the copy and
+the first write.
+
 Queries. User text never reaches FTS5's query syntax: the words (``\\w+``) of the query become quoted
 terms joined with ``OR`` (so ``"``, ``*``, ``NEAR``, ``OR``, ``-`` and ``:`` are words or nothing), and
 ``bm25()`` ranks the rows the filter keeps. Scores are returned as ``-bm25`` (higher is better).
@@ -32,6 +39,7 @@ from typing import Any, Final, TypeVar
 from ...filters.ast import Node
 from ...vector.records import PORTABLE_INDEX_NAME
 from .connection import BUSY_TIMEOUT_MS, MEMORY, sqlite_path
+from .store import TABLE_PREFIX as VECTOR_TABLE_PREFIX
 from .translate import register_sql_functions, translate_cached
 
 __all__ = ["LexicalHit", "SQLiteLexicalIndex", "fts_query"]
@@ -99,6 +107,21 @@ def _schema(index: str) -> list[str]:
     return statements
 
 
+def _create(conn: sqlite3.Connection, index: str) -> None:
+    """Create the index's tables and copy in the texts its vector table holds (one write transaction)."""
+    docs, _ = _names(index)
+    for statement in _schema(index):
+        conn.execute(statement)
+    vectors = f"{VECTOR_TABLE_PREFIX}{index}"
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (vectors,))
+    if found.fetchone() is not None:
+        conn.execute(
+            f"INSERT INTO {docs} (id, metadata, content) SELECT id, metadata, json_extract(metadata, "
+            f"'$.\"content\"') FROM {vectors} WHERE json_type(metadata, '$.\"content\"') = 'text' "
+            "ORDER BY seq ON CONFLICT (id) DO NOTHING"
+        )
+
+
 class SQLiteLexicalIndex:
     """FTS5 BM25 search over the texts written beside an SQLite vector index (same file).
 
@@ -153,14 +176,30 @@ class SQLiteLexicalIndex:
             return True
         docs, _ = _names(index)
         found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (docs,))
-        return found.fetchone() is not None
+        if found.fetchone() is None:
+            return False
+        self._ready.add(index)  # tables are dropped only by drop(), which forgets them
+        return True
+
+    async def ensure(self, index: str) -> None:
+        """Create the index's tables, filled from its vector table, unless they exist."""
+        if index in self._ready:
+            return
+
+        def create(conn: sqlite3.Connection) -> None:
+            if not self._exists(conn, index):
+                _create(conn, index)
+
+        await self._run(create, write=True)
+        self._ready.add(index)
 
     # --- writes -----------------------------------------------------------------------------------
 
     async def upsert(
         self, index: str, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Mapping[str, Any]]
     ) -> None:
-        """Insert or replace one row per id (the text searched and the metadata filtered on)."""
+        """Insert or replace one row per id (the text searched and the metadata filtered on), once the
+        index's tables exist (before, its first search copies the texts from the vector table)."""
         if not ids:
             return
         docs, _ = _names(index)
@@ -170,9 +209,8 @@ class SQLiteLexicalIndex:
         ]
 
         def write(conn: sqlite3.Connection) -> None:
-            if index not in self._ready:
-                for statement in _schema(index):
-                    conn.execute(statement)
+            if not self._exists(conn, index):
+                return
             conn.executemany(
                 f"INSERT INTO {docs} (id, metadata, content) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
                 "SET metadata = excluded.metadata, content = excluded.content",
@@ -180,7 +218,6 @@ class SQLiteLexicalIndex:
             )
 
         await self._run(write, write=True)
-        self._ready.add(index)
 
     async def delete(self, index: str, flt: Node) -> int:
         """Delete the rows ``flt`` matches (the vector side's filter, translated the same way); returns
@@ -209,8 +246,8 @@ class SQLiteLexicalIndex:
     # --- search -----------------------------------------------------------------------------------
 
     async def search(self, index: str, query: str, *, top_k: int, flt: Node | None) -> list[LexicalHit]:
-        """The ``top_k`` rows ``flt`` keeps, best BM25 first (ties by id). Nothing for a query without a
-        word or an index never written."""
+        """The ``top_k`` rows ``flt`` keeps, best BM25 first (ties by id); nothing for a query without a
+        word. The first search of an index creates its tables (:meth:`ensure`)."""
         match = fts_query(query)
         if match is None or top_k < 1:
             return []
@@ -224,9 +261,9 @@ class SQLiteLexicalIndex:
             "ORDER BY rank, d.id LIMIT :m_k"
         )
 
+        await self.ensure(index)
+
         def search(conn: sqlite3.Connection) -> list[LexicalHit]:
-            if not self._exists(conn, index):
-                return []
             return [
                 LexicalHit(rid, -float(rank), json.loads(meta))
                 for rid, meta, rank in conn.execute(sql, params)
