@@ -147,20 +147,28 @@ class Group(TyperGroup):
         return _untyped_flags(super().get_params(ctx))
 
 
-def embedder_options(pairs: Sequence[str] | None) -> dict[str, Any]:
-    """The ``--embedder-option KEY=VALUE`` pairs as embedder options (a VALUE that parses as JSON is that
-    value, else the text). ValidationError, before any I/O, for a pair without ``=``, a blank key, or a key
-    given twice."""
-    options: dict[str, Any] = {}
+def key_values(option: str, pairs: Sequence[str] | None, *, example: str, noun: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` pairs of the repeatable ``option``, in order. ValidationError, before any I/O, for
+    a pair without ``=``, a blank key, or a key given twice (the message shows ``example`` and says to give
+    each ``noun`` once)."""
+    values: dict[str, str] = {}
     for pair in pairs or ():
-        key, sep, raw = pair.partition("=")
+        key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValidationError(
-                f"--embedder-option takes KEY=VALUE, such as base_url=http://localhost:8000/v1; got {pair!r}"
-            )
-        if key in options:
-            raise ValidationError(f"--embedder-option {key} is given twice; give each option once")
+            raise ValidationError(f"{option} takes KEY=VALUE, such as {example}; got {pair!r}")
+        if key in values:
+            raise ValidationError(f"{option} {key} is given twice; give each {noun} once")
+        values[key] = value
+    return values
+
+
+def embedder_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """The ``--embedder-option KEY=VALUE`` pairs as embedder options (a VALUE that parses as JSON is that
+    value, else the text). ValidationError, before any I/O, for a malformed pair (:func:`key_values`)."""
+    example = "base_url=http://localhost:8000/v1"
+    options: dict[str, Any] = {}
+    for key, raw in key_values("--embedder-option", pairs, example=example, noun="option").items():
         try:
             options[key] = json.loads(raw)
         except ValueError:

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...errors import ValidationError
-from ..common import JsonOption, masked_url, print_json, run, user_errors
+from ..common import JsonOption, key_values, masked_url, print_json, run, user_errors
 
 FromOption = Annotated[
     str,
@@ -58,20 +58,6 @@ DryRunOption = Annotated[
         "--dry-run", metavar="", help="Print the SQL the destination would run; write nothing (a flag)."
     ),
 ]
-
-
-def _settings(option: str, pairs: list[str] | None) -> dict[str, str]:
-    """``KEY=VALUE`` pairs as storage settings; ValidationError, before any I/O, for a malformed one."""
-    settings: dict[str, str] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValidationError(f"{option} takes KEY=VALUE, such as layout=mastra; got {pair!r}")
-        if key in settings:
-            raise ValidationError(f"{option} {key} is given twice; give each setting once")
-        settings[key] = value
-    return settings
 
 
 def _url(value: str) -> str:
@@ -118,8 +104,8 @@ def migrate_command(
 
     with user_errors():
         source, destination = _url(source), _url(destination)
-        read_settings = _settings("--from-setting", from_setting)
-        write_settings = _settings("--to-setting", to_setting)
+        read_settings = key_values("--from-setting", from_setting, example="layout=mastra", noun="setting")
+        write_settings = key_values("--to-setting", to_setting, example="layout=mastra", noun="setting")
         if source == destination and read_settings == write_settings:
             raise ValidationError(f"--from and --to are the same storage ({source}); nothing to convert")
         _existing_file(source)
