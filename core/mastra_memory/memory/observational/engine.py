@@ -42,15 +42,11 @@ from ...timestamps import utc_now
 from .groups import message_range, parse_groups, spanning_range, strip_groups, wrap_group
 from .observer import agent_model, run_observer
 from .options import ObservationalMemoryOptions, UnsupportedOMOptionError
-from .prompts import ObserverOutput
 from .reflector import run_reflector
 from .retrieval import ObservationIndex
 from .tokens import count_messages, count_text, message_threshold
 
 logger = logging.getLogger("mastra_memory.observational")
-
-#: The thread-metadata key Mastra keeps observational memory's per-thread values under (``mastra.om``).
-OM_METADATA_KEY = "mastra"
 
 #: A set observing/reflecting flag older than this is taken for a crashed process's and taken over.
 STALE_FLAG_SECONDS = 600
@@ -278,8 +274,6 @@ class ObservationEngine:
                 )
             )
             await self._index(groups, resource_id, last)
-            if len(by_thread) == 1:
-                await self._hints(next(iter(by_thread)), result.output)
             await _hook(
                 self.options,
                 "on_observation_end",
@@ -384,23 +378,6 @@ class ObservationEngine:
         ids = [m.id for msgs in by_thread.values() for m in msgs]
         text = wrap_group(observations, message_range(ids))
         return [(parse_groups(text)[0], next(iter(by_thread)), text)]
-
-    async def _hints(self, thread_id: str, output: ObserverOutput) -> None:
-        """Keep the Observer's ``<current-task>`` and ``<suggested-response>`` in the thread's metadata
-        where Mastra keeps them (``metadata.mastra.om.currentTask``/``suggestedResponse``), for the prompt."""
-        if output.current_task is None and output.suggested_response is None:
-            return
-        thread = await self.storage.get_thread_by_id(thread_id)
-        if thread is None:
-            return
-        mastra = dict((thread.metadata or {}).get(OM_METADATA_KEY) or {})
-        om = {**dict(mastra.get("om") or {})}
-        om["currentTask"] = output.current_task
-        om["suggestedResponse"] = output.suggested_response
-        try:
-            await self.storage.update_thread(thread_id, metadata={OM_METADATA_KEY: {**mastra, "om": om}})
-        except StorageError:
-            logger.exception("keeping the Observer's hints in thread %s failed", thread_id)
 
     @staticmethod
     def _group_thread(record: ObservationalMemoryRecord, thread_id: str) -> str:

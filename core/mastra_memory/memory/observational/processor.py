@@ -17,7 +17,7 @@ from ..message_list import MessageList
 from ..processors.base import InputCall, InputProcessor, OutputCall, OutputProcessor
 from ..processors.context import MemoryContext
 from ..processors.history import MessageHistory
-from .engine import OM_METADATA_KEY, ObservationEngine
+from .engine import ObservationEngine
 from .groups import strip_groups
 from .prompts import context_message
 
@@ -75,12 +75,9 @@ class ObservationalMemory(InputProcessor, OutputProcessor):
             if record.active_observations.strip():
                 retrieval = engine.options.retrieval_config
                 shown = record.active_observations if retrieval else strip_groups(record.active_observations)
-                hints = await self._hints(ctx.thread_id)
                 message_list.add_system(
                     context_message(
                         shown,
-                        current_task=hints.get("currentTask"),
-                        suggested_response=hints.get("suggestedResponse"),
                         retrieval=retrieval is not None,
                         search=bool(retrieval and retrieval.vector),
                         retrieval_instructions=retrieval.instructions if retrieval else None,
@@ -91,17 +88,6 @@ class ObservationalMemory(InputProcessor, OutputProcessor):
         if fresh:
             message_list.add(fresh, source="memory")
         return message_list
-
-    async def _hints(self, thread_id: str) -> dict[str, str]:
-        """The Observer's current task and suggested response kept on the thread (``mastra.om``)."""
-        thread = await self.engine.storage.get_thread_by_id(thread_id)
-        mastra = (thread.metadata or {}).get(OM_METADATA_KEY) if thread is not None else None
-        om = mastra.get("om") if isinstance(mastra, dict) else None
-        if not isinstance(om, dict):
-            return {}
-        return {
-            k: v for k, v in om.items() if k in ("currentTask", "suggestedResponse") and isinstance(v, str)
-        }
 
     async def _thread_messages(self, thread_id: str, resource_id: str) -> list[MastraDBMessage]:
         page = await self.engine.storage.list_messages(thread_id, resource_id=resource_id, per_page=False)
