@@ -1,14 +1,25 @@
-// Mastra's own observational-memory storage for tests/interop/test_libsql_om.py (issue 27): what
-// @mastra/libsql's LibSQLStore reads of OM records this project wrote, and what it writes itself.
+// Mastra's own observational-memory storage for tests/interop/test_{libsql,pg,mongo}_om.py (issue 27): what
+// Mastra's store reads of OM records this project wrote, and what it writes itself.
 //
-// stdin: {"file": path, "fresh": path,
+// stdin: {"store": "libsql" | "pg" | "mongodb", "file": path (libsql), "url": url, "schema": name (pg),
+//         "dbName": name (mongodb), "fresh": path | schema | dbName,
 //         "read": [{"threadId": id | null, "resourceId": id}],
 //         "write": {"threadId": id, "resourceId": id, "t0": ISO text}}
 // stdout: {"read": [{"current": record | null, "history": [records]}],
-//          "written": {"current": record, "history": [records], "claims": [bool | null, ...]}}
-// Reads run before the write. "fresh" is a new file Mastra only initialises (its schema, for comparison).
+//          "written": {"current": record, "history": [records], "bufferedError": text | null}}
+// Reads run before the write. "fresh" is a new file (schema, database) Mastra only initialises, for comparing
+// what it creates.
 // Records come out as Mastra returns them (JSON of Dates).
 import { LibSQLStore } from '@mastra/libsql';
+import { MongoDBStore } from '@mastra/mongodb';
+import { PostgresStore } from '@mastra/pg';
+
+function open(request, where) {
+  const kind = request.store ?? 'libsql';
+  if (kind === 'pg') return new PostgresStore({ id: `om-${where}`, connectionString: request.url, schemaName: where });
+  if (kind === 'mongodb') return new MongoDBStore({ id: `om-${where}`, url: request.url, dbName: where });
+  return new LibSQLStore({ id: `om-${where}`, url: `file:${where}` });
+}
 
 async function readStdin() {
   const chunks = [];
@@ -17,7 +28,7 @@ async function readStdin() {
 }
 
 const request = await readStdin();
-const store = new LibSQLStore({ id: 'interop-om', url: `file:${request.file}` });
+const store = open(request, request.file ?? request.schema ?? request.dbName);
 await store.init();
 const memory = await store.getStore('memory');
 
@@ -47,6 +58,8 @@ if (w) {
     lastObservedAt: later(1),
     observedMessageIds: ['m1'],
   });
+  // @mastra/mongodb appends with an aggregation-pipeline update, which FerretDB v1 refuses: reported, not fatal.
+  let bufferedError = null;
   await memory.updateBufferedObservations({
     id: record.id,
     chunk: {
@@ -58,6 +71,8 @@ if (w) {
       lastObservedAt: later(2),
     },
     lastBufferedAtTime: later(3),
+  }).catch((error) => {
+    bufferedError = String(error?.cause?.message ?? error?.message ?? error);
   });
   await memory.setObservingFlag(record.id, true);
   await memory.updateObservationalMemoryConfig({ id: record.id, config: { observation: { bufferTokens: 10 } } });
@@ -66,11 +81,15 @@ if (w) {
   answer.written = {
     current: await memory.getObservationalMemory(w.threadId, w.resourceId),
     history: await memory.getObservationalMemoryHistory(w.threadId, w.resourceId, 10),
+    bufferedError,
   };
 }
 
 if (request.fresh) {
-  const fresh = new LibSQLStore({ id: 'interop-om-fresh', url: `file:${request.fresh}` });
+  const fresh = open(request, request.fresh);
   await fresh.init();
+  await fresh.close?.();
 }
+await store.close?.();
 console.log(JSON.stringify(answer));
+process.exit(0);
