@@ -32,4 +32,6 @@ LANCEDB_CAPABILITIES: Final = AdapterCapabilities(
     max_upsert_batch=5000,
     # A delete and a merge_insert are two Lance commits (docs/spec.md §3.1).
     upsert_delete_filter="sequential",
+    # Lance's native full-text search (BM25) over a sibling table, prefiltered exactly (lexical.py).
+    lexical_search=True,
 )

@@ -46,6 +46,7 @@ from . import layout
 from .ann import DISTANCE_TYPES, drop_unselective_indexes, train
 from .capabilities import LANCEDB_CAPABILITIES
 from .layout import FLOAT32, INDEX_PREFIX, TableInfo
+from .lexical import LanceDBLexicalIndex, is_lexical_table
 from .settings import LanceDBSettings
 from .translate import (
     FALSE,
@@ -115,6 +116,7 @@ class LanceDBVector(MastraVector):
         self._db: Any = None
         self._connect_lock = asyncio.Lock()
         self._tables: dict[str, TableInfo] = {}
+        self._lexical: LanceDBLexicalIndex | None = None
 
     # --- connection and tables -------------------------------------------------------------------
 
@@ -139,6 +141,8 @@ class LanceDBVector(MastraVector):
         for info in self._tables.values():
             info.table.close()
         self._tables.clear()
+        if self._lexical is not None:
+            self._lexical.forget()
         self._db = None
 
     async def _open(self, operation: str, name: str) -> TableInfo:
@@ -232,7 +236,7 @@ class LanceDBVector(MastraVector):
         token: str | None = None
         while True:
             page = await db.list_tables(page_token=token)
-            names.extend(page.tables)
+            names.extend(n for n in page.tables if not is_lexical_table(n))  # texts' siblings: no index
             token = page.page_token
             if not token:
                 return sorted(names)
@@ -246,6 +250,12 @@ class LanceDBVector(MastraVector):
         self._forget(name)
         db = await self._connection()
         await db.drop_table(name, ignore_missing=True)
+        await self.lexical_index().drop(name)  # its texts' sibling table goes with it
+
+    def lexical_index(self) -> LanceDBLexicalIndex:
+        """The full-text index beside this store's tables, for hybrid recall (:mod:`.lexical`)."""
+        self._lexical = self._lexical or LanceDBLexicalIndex(self)
+        return self._lexical
 
     # --- hooks: writes -----------------------------------------------------------------------------
 
