@@ -31,6 +31,7 @@ from mastra_memory.errors import CapabilityError
 from mastra_memory.filters import parse
 from mastra_memory.memory import Memory
 from mastra_memory.memory.index.lexical import lexical_index_for
+from mastra_memory.storage import storage_capabilities
 from mastra_memory.vector import MastraVector
 
 from ..report import Outcome
@@ -134,6 +135,11 @@ class LexicalSearchSuite:
     ) -> AsyncIterator[LexicalRun | None]:
         storage = target_storage(conformance_target, target_settings, tmp_path / "lexical-storage.db")
         await storage.init()
+        if not storage_capabilities(storage).resource_scope:  # the memory domain checks that refusal
+            outcome.unsupported("resource_scope", "the storage declares resource_scope=False")
+            await storage.close()
+            yield None
+            return
         before = set(await vector_store.list_indexes())
         memory = Memory(storage=storage, vector=vector_store, embedder=EMBEDDER, options=_options())
         run = LexicalRun(memory, vector_store, f"x{uuid.uuid4().hex[:8]}-")
