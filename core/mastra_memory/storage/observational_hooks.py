@@ -73,7 +73,7 @@ def plan_activation(chunks: list[BufferedObservationChunk], args: SwapBufferedTo
 
 class ObservationalMemoryHooks(StorageHooks):
     """The hooks of OM storage. A backend sets ``supports_observational_memory = True`` and implements all
-    five; field names are the record's (:data:`~.observational_records.OM_COLUMNS`), timestamps are
+    five; field names are the record's (`OM_COLUMNS`), timestamps are
     datetimes, ``json`` fields plain data."""
 
     #: Mastra's ``supportsObservationalMemory``.
