@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import psycopg
 import pytest
 import pytest_asyncio
+from mastra_memory.filters import parse
 from mastra_memory.memory import Memory
 
 from mastra_memory_pgvector import PgVectorSettings
@@ -125,3 +126,30 @@ async def test_mastra_tables_are_never_altered(settings: PgVectorSettings) -> No
 def test_query_text_becomes_distinct_words() -> None:
     assert query_words('NEAR(a b) OR "a" & !b:* <->') == ["near", "a", "b", "or"]
     assert query_words("  '; -- ") == []
+
+
+@pytest.mark.parametrize("layout", ["mastra-memory", "mastra"])
+async def test_the_first_search_copies_the_texts_already_beside_the_vectors(
+    settings: PgVectorSettings, layout: str
+) -> None:
+    vector = PgVector(settings.model_copy(update={"layout": layout}))
+    try:
+        await vector.create_index("docs", 4, "cosine", index_config={"type": "hnsw"})
+        # Written by the vector store alone, as before hybrid recall existed.
+        await vector.upsert(
+            "docs",
+            [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
+            [{"content": "the grey cat", "message_id": "a"}, {"content": "a red fox", "message_id": "b"}],
+            ids=["a", "b"],
+        )
+        index = vector.lexical_index()
+
+        assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=None)] == ["a"]
+
+        only_a = parse({"message_id": "a"})
+        assert only_a is not None
+        await index.delete("docs", only_a)  # its text only: a second copy would bring it back
+        again = vector.lexical_index()  # as another process: the copy is recorded, it is not made twice
+        assert await again.search("docs", "grey", top_k=5, flt=None) == []
+    finally:
+        await vector.close()

@@ -4,9 +4,13 @@ Layout. One table per schema, ``mastra_memory_lexical``: ``(index_name, id)`` pr
 (the text searched), ``metadata jsonb`` (the vector's metadata, written as the vector side writes it) and
 ``tsv``, a stored generated ``to_tsvector('english', content)`` with a GIN index. GIN indexes on
 ``metadata -> 'resource_id'``, ``'thread_id'`` and ``'message_id'`` serve the scopes of recall and the
-deletes. It is created at the first write, in both layouts: with ``layout="mastra"`` it is this project's
-own table beside ``@mastra/pg``'s, whose tables are never altered (docs/spec.md §4.7); it has no
-``vector_id``/``embedding`` column, so neither side's index listing takes it for an index.
+deletes. It is created at the first write or search, in both layouts: with ``layout="mastra"`` it is
+this project's own table beside ``@mastra/pg``'s, whose tables are never altered (docs/spec.md §4.7); it
+has no ``vector_id``/``embedding`` column, so neither side's index listing takes it for an index.
+
+Backfill. The first search of an index copies, once, the texts its vector table already holds (the indexer
+keeps each chunk's text in the metadata as ``content``) and records the index in
+``mastra_memory_lexical_indexes``: vectors written before hybrid recall existed need no reindex.
 
 Filters. The filter (tenant scope and ``semanticRecall.filter``) is translated by the vector store's own
 translator (:mod:`.translate`, over the ``metadata`` column), so it means exactly what it means on the vector
@@ -41,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["LEXICAL_TABLE", "PgLexicalIndex", "drop_lexical_rows", "query_words"]
 
 LEXICAL_TABLE: Final = "mastra_memory_lexical"
+#: The indexes whose texts were copied from their vector table (the first search's backfill).
+FILLED_TABLE: Final = "mastra_memory_lexical_indexes"
 #: The text search configuration of the ``tsv`` column and of the queries (stemming, stop words).
 TEXT_SEARCH_CONFIG: Final = "english"
 #: Metadata keys with a GIN index: recall's scopes and the key deletes select on (as the translator writes
@@ -79,7 +85,18 @@ def _schema(schema: str) -> list[str]:
             f"CREATE INDEX IF NOT EXISTS {LEXICAL_TABLE}_{key}_idx ON {table} "
             f"USING gin ((metadata -> '{key}') jsonb_path_ops)"
         )
+    statements.append(
+        f"CREATE TABLE IF NOT EXISTS {quote_ident(schema)}.{FILLED_TABLE} "
+        '(index_name text COLLATE "C" PRIMARY KEY)'
+    )
     return statements
+
+
+async def _create(conn: Connection, schema: str) -> None:
+    """The tables, created once under a lock (concurrent CREATE ... IF NOT EXISTS can still collide)."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{schema}.{LEXICAL_TABLE}",))
+    for statement in _schema(schema):
+        await conn.execute(statement)
 
 
 async def _exists(conn: Connection, schema: str) -> bool:
@@ -92,6 +109,9 @@ async def drop_lexical_rows(conn: Connection, schema: str, index: str) -> None:
     transaction; nothing when the table was never created."""
     if await _exists(conn, schema):
         await conn.execute(f"DELETE FROM {_table(schema)} WHERE index_name = %s", (index,))
+        await conn.execute(
+            f"DELETE FROM {quote_ident(schema)}.{FILLED_TABLE} WHERE index_name = %s", (index,)
+        )
 
 
 class PgLexicalIndex:
@@ -105,6 +125,7 @@ class PgLexicalIndex:
         self._vector = weakref.ref(vector)
         self.schema = vector.schema
         self._ready = False
+        self._filled: set[str] = set()
 
     def _store(self) -> PgVector:
         vector = self._vector()
@@ -133,11 +154,7 @@ class PgLexicalIndex:
 
         async def write(conn: Connection) -> None:
             if not self._ready:
-                await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{self.schema}.{LEXICAL_TABLE}",)
-                )
-                for statement in _schema(self.schema):
-                    await conn.execute(statement)
+                await _create(conn, self.schema)
             async with conn.cursor() as cur:
                 await cur.executemany(
                     f"INSERT INTO {table} (index_name, id, content, metadata) VALUES (%s, %s, %s, %s::jsonb) "
@@ -198,10 +215,35 @@ class PgLexicalIndex:
         )
 
         async def search(conn: Connection) -> list[LexicalHit]:
-            if not self._ready and not await _exists(conn, self.schema):
-                return []
+            if index not in self._filled:
+                await self._fill(conn, index)
             rows = await (await conn.execute(sql, params)).fetchall()
             return [LexicalHit(unescape_nul(r[0]), float(r[2]), r[1]) for r in rows]
 
         hits: list[LexicalHit] = await self._run("LEXICAL_SEARCH", search)
+        self._filled.add(index)
+        self._ready = True
         return hits
+
+    async def _fill(self, conn: Connection, index: str) -> None:
+        """The first search of an index copies the texts its vector table already holds (the indexer keeps
+        each chunk's text in the metadata as ``content``), once: vectors written before hybrid recall
+        existed, or while the texts were not written, need no reindex. Later writes keep both in step."""
+        await _create(conn, self.schema)
+        filled = f"{quote_ident(self.schema)}.{FILLED_TABLE}"
+        done = await (
+            await conn.execute(f"SELECT 1 FROM {filled} WHERE index_name = %s", (index,))
+        ).fetchone()
+        if done is not None:
+            return
+        vector = self._store()
+        source = await (await conn.execute("SELECT to_regclass(%s)", (vector._real(index),))).fetchone()
+        if source is not None and source[0] is not None:
+            await conn.execute(
+                f"INSERT INTO {_table(self.schema)} (index_name, id, content, metadata) "
+                f"SELECT %s, id, metadata ->> 'content', metadata FROM {vector._table(index)} "
+                "WHERE jsonb_typeof(metadata -> 'content') = 'string' "
+                "ON CONFLICT (index_name, id) DO NOTHING",
+                (index,),
+            )
+        await conn.execute(f"INSERT INTO {filled} (index_name) VALUES (%s) ON CONFLICT DO NOTHING", (index,))
