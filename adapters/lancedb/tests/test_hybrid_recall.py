@@ -129,3 +129,20 @@ async def test_many_undecided_rows_still_reach_top_k(
 def test_query_text_becomes_distinct_words() -> None:
     assert query_words('content:"a" OR b~2 AND (a*) ^3') == ["content", "a", "or", "b", "2", "and", "3"]
     assert query_words("  && || ! ") == []
+
+
+async def test_the_first_search_copies_the_texts_already_beside_the_vectors(vector: LanceDBVector) -> None:
+    await vector.create_index("docs", 4)
+    # Written by the vector store alone, as before hybrid recall existed.
+    await vector.upsert(
+        "docs",
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
+        [{"content": "the grey cat", "message_id": "a"}, {"content": "a red fox", "message_id": "b"}, {}],
+        ids=["a", "b", "c"],
+    )
+    index = vector.lexical_index()
+
+    assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=None)] == ["a"]
+    await index.upsert("docs", ["d"], ["another grey one"], [{"message_id": "d"}])
+    assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=None)] == ["a", "d"]
+    assert await vector.list_indexes() == ["docs"]

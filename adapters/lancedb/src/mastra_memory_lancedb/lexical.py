@@ -2,11 +2,14 @@
 each vector table (``lexical_search``).
 
 Layout. Beside the table ``<name>`` lives ``<name>-lexical`` (a portable index name has no ``-``, so it is
-never another index; ``list_indexes`` leaves it out): ``id``, ``content`` (the text searched), ``metadata``
-(JSON text) and ``_mastra_json`` (the same document as JSONB, what filters read, as in the vector table:
-:mod:`.layout`). An ``FTS`` inverted index on ``content`` (Lance's own, no tantivy: English stemming, stop
-words, lower case, ASCII folding) is built at the first write; rows written after it are searched too (Lance
-scans the unindexed rows), and the table is optimised every ``optimize_every`` writes, which indexes them.
+never another index; ``list_indexes`` leaves it out), created by the first write or search with, in the
+same commit, the texts the vector table already holds (each chunk's text is in its metadata as
+``content``), so vectors written before hybrid recall existed need no reindex. Columns: ``id``,
+``content`` (the text searched), ``metadata`` (JSON text) and ``_mastra_json`` (the same document as JSONB,
+what filters read, as in the vector table: :mod:`.layout`). An ``FTS`` inverted index on ``content``
+(Lance's own, no tantivy: English stemming, stop words, lower case, ASCII folding) is built at the first
+write or search; rows written after it are searched too (Lance scans the unindexed rows), and the table is
+optimised every ``optimize_every`` writes, which indexes them.
 
 Filters. The vector store's own translation (:mod:`.translate`) over ``_mastra_json``, resolved exactly as
 the vector side resolves it (:meth:`~.store.LanceDBVector._decided`: rows SQL cannot decide are judged by the
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 from lancedb.index import FTS
-from mastra_memory.errors import MastraMemoryError
+from mastra_memory.errors import IndexNotFoundError, MastraMemoryError
 from mastra_memory.filters import matches
 from mastra_memory.filters.ast import Node
 from mastra_memory.stores.sqlite.lexical import MAX_TERMS, LexicalHit
@@ -71,6 +74,18 @@ def query_words(text: str) -> list[str]:
     return list(seen)
 
 
+def _rows(ids: list[str], texts: list[str], documents: list[str]) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.utf8()),
+            CONTENT: pa.array(texts, pa.utf8()),
+            "metadata": pa.array(documents, pa.utf8()),
+            _JSON: pa.array(documents, pa.json_(pa.utf8())),
+        },
+        schema=SCHEMA,
+    )
+
+
 def is_lexical_table(name: str) -> bool:
     """Whether the table ``name`` is a sibling of texts (no vector index)."""
     return name.endswith(LEXICAL_SUFFIX)
@@ -107,11 +122,33 @@ class LanceDBLexicalIndex:
                 raise
             if not create:
                 return None
-            table = await db.create_table(name, schema=SCHEMA, exist_ok=True)
+            # Created with the texts the vector table already holds, in one commit (module docstring).
+            copied = await self._copied(index)
+            table = await db.create_table(name, data=copied, schema=SCHEMA, exist_ok=True)
         # Only what the store's filter resolution reads (``_decided``): the table, its schema, no vector.
         info = TableInfo(table, SCHEMA, 0, "cosine", {}, {}, has_ann=False)
         self._tables[index] = info
         return info
+
+    async def _copied(self, index: str) -> pa.Table:
+        """The texts of the vector table ``index`` (each chunk's text is in its metadata as ``content``)."""
+        store = self._store()
+        ids: list[str] = []
+        texts: list[str] = []
+        documents: list[str] = []
+        try:
+            vectors = await store._open("LEXICAL_SEARCH", index)
+        except IndexNotFoundError:
+            vectors = None
+        if vectors is not None:
+            async for batch in store._batches(vectors, TRUE, ["id", "metadata"]):
+                for rid, document in zip(batch["id"].to_pylist(), batch["metadata"].to_pylist(), strict=True):
+                    content = json.loads(document).get("content")
+                    if isinstance(content, str):
+                        ids.append(rid)
+                        texts.append(content)
+                        documents.append(document)
+        return _rows(ids, texts, documents)
 
     # --- writes -----------------------------------------------------------------------------------
 
@@ -123,16 +160,7 @@ class LanceDBLexicalIndex:
             return
         info = await self._open(index, create=True)
         assert info is not None
-        documents = [metadata_json(m) for m in metadata]
-        rows = pa.table(
-            {
-                "id": pa.array(list(ids), pa.utf8()),
-                CONTENT: pa.array(list(texts), pa.utf8()),
-                "metadata": pa.array(documents, pa.utf8()),
-                _JSON: pa.array(documents, pa.json_(pa.utf8())),
-            },
-            schema=SCHEMA,
-        )
+        rows = _rows(list(ids), list(texts), [metadata_json(m) for m in metadata])
         async with info.lock:
             merge = info.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             await merge.execute(rows)
@@ -202,9 +230,13 @@ class LanceDBLexicalIndex:
         words = query_words(query)
         if not words or top_k < 1:
             return []
-        info = await self._open(index, create=False)
-        if info is None:
-            return []
+        info = await self._open(index, create=True)
+        assert info is not None
+        if index not in self._indexed:
+            if not await info.table.count_rows():
+                return []
+            async with info.lock:
+                await self._maintain(index, info)  # the FTS index of a table made by a search
         text = " ".join(words)
         if flt is None:
             return await self._search(info, text, TRUE, top_k)
