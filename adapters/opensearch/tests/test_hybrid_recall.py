@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from mastra_memory.filters import parse
 from mastra_memory.memory import Memory
 
 from mastra_memory_opensearch.lexical import LEXICAL_SUFFIX, lexical_mapping, query_words
@@ -94,3 +95,25 @@ def test_the_sibling_mapping_has_the_filter_fields_and_no_vector() -> None:
 def test_query_text_becomes_distinct_words() -> None:
     assert query_words('content:"a" OR b~2 AND (a*) ^3') == ["content", "a", "or", "b", "2", "and", "3"]
     assert query_words("  && || ! ") == []
+
+
+async def test_the_first_search_copies_the_texts_already_beside_the_vectors(store: OpenSearchVector) -> None:
+    await store.create_index("docs", 4)
+    # Written by the vector store alone, as before hybrid recall existed.
+    await store.upsert(
+        "docs",
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],
+        [
+            {"content": "the grey cat", "message_id": "a", "thread_id": "t1"},
+            {"content": "a red fox", "message_id": "b", "thread_id": "t2"},
+            {},
+        ],
+        ids=["a", "b", "c"],
+    )
+    index = store.lexical_index()
+
+    scoped = parse({"thread_id": "t1"})
+    assert [h.id for h in await index.search("docs", "grey cat fox", top_k=5, flt=scoped)] == ["a"]
+    await index.upsert("docs", ["d"], ["another grey one"], [{"message_id": "d", "thread_id": "t1"}])
+    assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=scoped)] == ["a", "d"]
+    assert await store.list_indexes() == ["docs"]

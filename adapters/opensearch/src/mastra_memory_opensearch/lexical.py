@@ -2,12 +2,14 @@
 (``lexical_search``).
 
 Layout. Beside the vector index ``<index_prefix><name>`` lives ``<index_prefix><name>-lexical`` (a portable
-index name has no ``-``, so it is never another vector index's name). Its mapping is the vector index's
-(:func:`~.layout.index_mapping`: ``record_id``, the metadata as JSON text and the same derived filter fields)
-without the ``knn_vector`` and with ``content``, a ``text`` field with the ``english`` analyzer (stemming,
-stop words), which OpenSearch ranks by BM25. It carries no ``_meta.mastra_memory``, so ``list_indexes`` never
-shows it; it is created at the first write and deleted with its vector index. A sibling index rather than a
-field of the vector documents: writing the text into them would re-insert each vector into the HNSW graph.
+index name has no ``-``, so it is never another vector index's name), created by the first write or search
+and filled then with the texts the vector index already holds (:meth:`OpenSearchLexicalIndex._fill`). Its
+mapping is the vector index's (:func:`~.layout.index_mapping`: ``record_id``, the metadata as JSON text and
+the same derived filter fields) without the ``knn_vector`` and with ``content``, a ``text`` field with the
+``english`` analyzer (stemming, stop words), which OpenSearch ranks by BM25. It carries no
+``_meta.mastra_memory``, so ``list_indexes`` never shows it; it is deleted
+with its vector index. A sibling index rather than a field of the vector documents: writing the text into
+them would re-insert each vector into the HNSW graph.
 
 Filters. A lexical document's filter fields are built from the metadata exactly as a vector document's
 (:func:`~.layout.metadata_fields`), and the filter is the vector store's own translation
@@ -57,6 +59,8 @@ _FALLBACK_ANALYSIS: Final = {"analyzer": {FALLBACK_ANALYZER: {"type": "standard"
 LEXICAL_META_KEY: Final = "mastra_memory_lexical"
 _SOURCE: Final = [RECORD_ID_FIELD, METADATA_FIELD]
 _WORD: Final = re.compile(r"\w+")
+#: Vector documents read per request when a sibling is first filled.
+_COPY_PAGE: Final = 500
 
 
 def query_words(text: str) -> list[str]:
@@ -135,7 +139,46 @@ class OpenSearchLexicalIndex:
                     )
                     continue
                 raise store._typed("LEXICAL_UPSERT", index, exc) from exc
+        await self._fill(store, index, name)
         self._ready.add(index)
+
+    async def _fill(self, store: OpenSearchVector, index: str, name: str) -> None:
+        """Copy, once, the texts the vector index already holds into its sibling (each chunk's text is in
+        its metadata as ``content``; the vector documents carry the same filter fields), then mark the
+        sibling ``filled`` in its ``_meta``: vectors written before hybrid recall existed need no reindex,
+        and a copy cut short is made again by the next process."""
+        reply = await store._send("LEXICAL_UPSERT", index, store.client.indices.get_mapping(index=name))
+        meta = dict(
+            ((reply.get(name, {}).get("mappings", {}).get("_meta")) or {}).get(LEXICAL_META_KEY) or {}
+        )
+        if meta.get("filled"):
+            return
+        body: dict[str, Any] = {
+            "size": _COPY_PAGE,
+            "_source": {"excludes": [VECTOR_FIELD]},
+            "query": MATCH_ALL,
+            "sort": [{RECORD_ID_FIELD: "asc"}],
+        }
+        while True:
+            try:
+                hits = await store._search(index, body)
+            except IndexNotFoundError:
+                break  # no vector index (yet): nothing to copy
+            lines: list[tuple[str, str | None]] = []
+            for hit in hits:
+                source = hit["_source"]
+                content = metadata_of(source).get("content")
+                if isinstance(content, str):
+                    action = json.dumps({"index": {"_index": name, "_id": hit["_id"]}}, ensure_ascii=False)
+                    document = {**source, CONTENT_FIELD: content}
+                    lines.append((action, json.dumps(document, ensure_ascii=False, allow_nan=False)))
+            if lines:
+                await store._bulk("LEXICAL_UPSERT", self.sibling(index), lines)
+            if len(hits) < _COPY_PAGE:
+                break
+            body["search_after"] = hits[-1]["sort"]
+        mapping = {"_meta": {LEXICAL_META_KEY: {**meta, "filled": True}}}
+        await store._send("LEXICAL_UPSERT", index, store.client.indices.put_mapping(index=name, body=mapping))
 
     # --- writes -----------------------------------------------------------------------------------
 
@@ -204,10 +247,8 @@ class OpenSearchLexicalIndex:
             "track_scores": True,
         }
         store = self._store()
-        try:
-            hits = await store._search(self.sibling(index), body)
-        except IndexNotFoundError:
-            return []
+        await self._ensure(store, index)  # created and filled by the first search too
+        hits = await store._search(self.sibling(index), body)
         return [
             LexicalHit(str(h["_source"][RECORD_ID_FIELD]), float(h["_score"]), metadata_of(h["_source"]))
             for h in hits
