@@ -183,6 +183,16 @@ class Column:
         self.code[:m] = self.code[keep]
         self.postings = None  # every slot moved: rebuilt by the next lookup
 
+    def _postings(self, n: int) -> Postings:
+        if self.postings is None or self.postings.stale(n):
+            self.postings = Postings(self.code[:n], len(self.strings))
+        return self.postings
+
+    def candidates_at_most(self, text: str, n: int) -> int:
+        """An upper bound of the slots :meth:`slots_with` would check for ``text`` (no array built)."""
+        code = self._codes.get(text)
+        return 0 if code is None else self._postings(n).size_of(code)
+
     def slots_with(self, text: str, n: int, live: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         """Ascending live slots (below ``n``) whose value at this key is the string ``text``.
 
@@ -193,9 +203,7 @@ class Column:
         code = self._codes.get(text)
         if code is None:
             return np.empty(0, dtype=np.int64)
-        if self.postings is None or self.postings.stale(n):
-            self.postings = Postings(self.code[:n], len(self.strings))
-        candidates = self.postings.candidates(code, self.code)
+        candidates = self._postings(n).candidates(code, self.code)
         candidates = candidates[candidates < n]
         keep: npt.NDArray[np.bool_] = (self.code[candidates] == code) & live[candidates]
         return candidates[keep]
@@ -254,6 +262,10 @@ class Postings:
         self._tail.append(np.array(slots, dtype=np.int64))
         self._tail_rows += int(slots.size)
 
+    def size_of(self, code: int) -> int:
+        built = int(self.bounds[code + 1] - self.bounds[code]) if code + 1 < self.bounds.size else 0
+        return built + self._tail_rows
+
     def stale(self, n: int) -> bool:
         return self._tail_rows > max(self.REBUILD_MIN, n // 16)
 
@@ -264,7 +276,7 @@ class Postings:
         else:
             built = np.empty(0, dtype=np.int64)  # a string first seen after the build
         if not self._tail:
-            return np.sort(built)  # stable argsort: already ascending, and sort is cheap on sorted input
+            return built  # a stable argsort: already ascending
         if len(self._tail) > 1:
             self._tail = [np.concatenate(self._tail)]
         tail = self._tail[0]
@@ -526,6 +538,8 @@ class _Evaluator:
         else:
             return None
         column = self._column(node.path)
+        if sum(column.candidates_at_most(text, self.n) for text in texts) * 2 > self.n:
+            return None  # most rows (one big user): one pass over the column is cheaper than gathering
         live = self.s.live
         parts = [column.slots_with(text, self.n, live) for text in texts]
         return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
