@@ -207,7 +207,7 @@ def exact_top(
 
 
 async def _measure(
-    db: str, scenario: str, rows: int, users: int, dim: int, cache: Path, k: int, count: int
+    db: str, scenario: str, rows: int, users: int, dim: int, cache: Path, k: int, count: int, scope_rows: int
 ) -> dict[str, Any]:
     from mastra_memory.stores.sqlite.store import SQLiteVector
 
@@ -222,7 +222,7 @@ async def _measure(
     user_matrix = np.ascontiguousarray(data[mine])
     thread_of_q = np.random.default_rng(SEED + 2).choice(np.unique(threads), count)
     rss_before_open = _rss_mb()
-    store = SQLiteVector(db)
+    store = SQLiteVector(db) if scope_rows < 0 else SQLiteVector(db, scope_rows=scope_rows)
     out: dict[str, Any] = {}
     try:
         resource = {"resource_id": f"user-{target:05d}"}
@@ -294,7 +294,7 @@ def _child(args: argparse.Namespace, db: str) -> dict[str, Any]:
     cmd = [
         sys.executable, __file__, "--worker", db, "--scenario", args.scenario, "--rows", str(args.rows),
         "--users", str(args.users), "--dim", str(args.dim), "--cache", str(args.cache), "--k", str(args.k),
-        "--queries", str(args.queries),
+        "--queries", str(args.queries), "--scope-rows", str(args.scope_rows),
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, check=False)
     if done.returncode != 0:
@@ -333,10 +333,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
     machine = machine_info()
     result["machine"] = machine
-    out = (
-        args.out
-        / f"scale-{args.scenario}-{args.rows}-{machine['commit']}{'-dirty' if machine['dirty'] else ''}.json"
-    )
+    result["scope_rows"] = args.scope_rows
+    variant = "" if args.scope_rows < 0 else f"-scope{args.scope_rows}"
+    commit = machine["commit"] + ("-dirty" if machine["dirty"] else "")
+    out = args.out / f"scale-{args.scenario}-{args.rows}{variant}-{commit}.json"
     args.out.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
@@ -355,6 +355,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, default=Path("/tmp/mm-scale"))
     p.add_argument("--out", type=Path, default=ROOT / "reports" / "bench")
     p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument(
+        "--scope-rows",
+        type=int,
+        default=-1,
+        help="the store's scope budget (0: the whole index always, as before issue 28; default: the store's)",
+    )
     p.add_argument("--worker", help=argparse.SUPPRESS)
     return p
 
@@ -364,7 +370,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.worker:
         result = asyncio.run(
             _measure(
-                args.worker, args.scenario, args.rows, args.users, args.dim, args.cache, args.k, args.queries
+                args.worker,
+                args.scenario,
+                args.rows,
+                args.users,
+                args.dim,
+                args.cache,
+                args.k,
+                args.queries,
+                args.scope_rows,
             )
         )
         print(json.dumps(result))
