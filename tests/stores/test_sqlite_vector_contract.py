@@ -767,8 +767,10 @@ async def test_metadata_indexes_are_expression_indexes_the_filters_use(tmp_path:
             """"mastra_vectors__idx" (json_extract(metadata, '$."resource_id"'))""",
             """"mastra_vectors__idx" (json_extract(metadata, '$."thread_id"'))""",
             # the rows holding a list or an object at the key (scopes.py): a scope is read only without any
-            """"mastra_vectors__idx" (seq) WHERE json_type(metadata, '$."resource_id"') IN ('array', 'object')""",
-            """"mastra_vectors__idx" (seq) WHERE json_type(metadata, '$."thread_id"') IN ('array', 'object')""",
+            """"mastra_vectors__idx" (seq) WHERE json_type(metadata, '$."resource_id"')"""
+            """ IN ('array', 'object')""",
+            """"mastra_vectors__idx" (seq) WHERE json_type(metadata, '$."thread_id"')"""
+            """ IN ('array', 'object')""",
         ]
         for flt in (
             {"thread_id": "t1"},
