@@ -179,6 +179,25 @@ async def test_vector_metadata_spreads_thread_metadata_under_the_fixed_keys(memo
     }  # the adapter-reserved "_mastra_id" of the thread metadata is not spread
 
 
+async def test_mastras_own_thread_bookkeeping_is_not_spread(memory: Memory) -> None:
+    # Mastra's observational memory keeps its state under thread metadata "mastra" (metadata.mastra.om):
+    # memory's bookkeeping, not the user's, like "memoryTokenLimiter" (docs/spec.md §5.4).
+    await memory.create_thread(
+        "r",
+        "om",
+        metadata={
+            "projectId": "p2",
+            "mastra": {"om": {"currentTask": "plan the trip"}},
+            "memoryTokenLimiter": {"maxTokens": 10},
+        },
+    )
+    await memory.save_messages([msg("m2", "om", "hello", ts(8))])
+    [rec] = [r for r in await records(memory.vector, INDEX) if r.metadata["message_id"] == "m2"]
+    assert rec.metadata["projectId"] == "p2"
+    assert "mastra" not in rec.metadata
+    assert "memoryTokenLimiter" not in rec.metadata
+
+
 async def test_legacy_v1_messages_are_normalised_and_embedded(memory: Memory) -> None:
     await memory.save_messages(
         [

@@ -57,8 +57,9 @@ EMBEDDED_ROLES = frozenset({"user", "assistant"})
 #: Metadata key prefix reserved for adapters; thread metadata keys with it are not spread into vectors.
 RESERVED = "_mastra_"
 #: Thread metadata that is memory's own bookkeeping, not the user's: never spread into vectors (the
-#: history token boundary, docs/spec.md §5.12, is Mastra's key and changes as the thread grows).
-BOOKKEEPING_KEYS = frozenset({"memoryTokenLimiter"})
+#: history token boundary, docs/spec.md §5.12, is Mastra's key and changes as the thread grows; "mastra"
+#: holds Mastra's observational-memory state, ``metadata.mastra.om``, on threads a Mastra app observed).
+BOOKKEEPING_KEYS = frozenset({"memoryTokenLimiter", "mastra"})
 #: The created_at of the smallest record (:meth:`MessageIndexer.thread_metadata_refusal`).
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 #: What a failed cleanup after a storage change says is done already (retrying the call finishes it).
