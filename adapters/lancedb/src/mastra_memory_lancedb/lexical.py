@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -35,7 +34,7 @@ from lancedb.index import FTS
 from mastra_memory.errors import IndexNotFoundError, MastraMemoryError
 from mastra_memory.filters import matches
 from mastra_memory.filters.ast import Node
-from mastra_memory.stores.sqlite.lexical import MAX_TERMS, LexicalHit
+from mastra_memory.memory.index.lexical import LexicalHit, query_words
 
 from .layout import JSON_FIELD, TableInfo, metadata_json
 from .translate import FALSE, TRUE, LanceDBTranslator, LanceFilter, sql_string
@@ -59,19 +58,7 @@ SCHEMA: Final = pa.schema(
         JSON_FIELD,
     ]
 )
-_WORD: Final = re.compile(r"\w+")
 _DELETE_CHUNK: Final = 1000
-
-
-def query_words(text: str) -> list[str]:
-    """The distinct words of ``text``, lowercased, at most ``MAX_TERMS`` (a pasted document stays a bounded
-    query)."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        seen.setdefault(word, None)
-        if len(seen) >= MAX_TERMS:
-            break
-    return list(seen)
 
 
 def _rows(ids: list[str], texts: list[str], documents: list[str]) -> pa.Table:

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from mastra_memory.errors import IndexNotFoundError, MastraMemoryError
 from mastra_memory.filters.ast import Node
-from mastra_memory.stores.sqlite.lexical import MAX_TERMS, LexicalHit
+from mastra_memory.memory.index.lexical import LexicalHit, query_words
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from .layout import METADATA_FIELD, RECORD_ID_FIELD, VECTOR_FIELD, index_mapping, metadata_fields, metadata_of
@@ -58,20 +57,8 @@ _FALLBACK_ANALYSIS: Final = {"analyzer": {FALLBACK_ANALYZER: {"type": "standard"
 #: The ``_meta`` key marking a sibling index (not ``mastra_memory``: it is no vector index).
 LEXICAL_META_KEY: Final = "mastra_memory_lexical"
 _SOURCE: Final = [RECORD_ID_FIELD, METADATA_FIELD]
-_WORD: Final = re.compile(r"\w+")
 #: Vector documents read per request when a sibling is first filled.
 _COPY_PAGE: Final = 500
-
-
-def query_words(text: str) -> list[str]:
-    """The distinct words of ``text``, lowercased, at most ``MAX_TERMS`` (a pasted document stays a bounded
-    query)."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        seen.setdefault(word, None)
-        if len(seen) >= MAX_TERMS:
-            break
-    return list(seen)
 
 
 def lexical_mapping(analyzer: str = ANALYZER) -> dict[str, Any]:

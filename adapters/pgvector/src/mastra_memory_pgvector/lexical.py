@@ -25,14 +25,13 @@ configuration's stop words keep the commonest words out of it.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from mastra_memory.errors import MastraMemoryError
 from mastra_memory.filters.ast import Node
-from mastra_memory.stores.sqlite.lexical import MAX_TERMS, LexicalHit
+from mastra_memory.memory.index.lexical import LexicalHit, query_words
 from mastra_memory.vector.records import escape_nul, unescape_nul
 
 from .connection import Connection, quote_ident
@@ -52,18 +51,6 @@ TEXT_SEARCH_CONFIG: Final = "english"
 #: Metadata keys with a GIN index: recall's scopes and the key deletes select on (as the translator writes
 #: equality on them: ``(metadata -> 'key') @> value``).
 INDEXED_KEYS: Final = ("thread_id", "resource_id", "message_id")
-_WORD: Final = re.compile(r"\w+")
-
-
-def query_words(text: str) -> list[str]:
-    """The distinct words of ``text``, lowercased, at most ``MAX_TERMS`` (a pasted document stays a bounded
-    query)."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        seen.setdefault(word, None)
-        if len(seen) >= MAX_TERMS:
-            break
-    return list(seen)
 
 
 def _table(schema: str) -> str:

@@ -9,13 +9,33 @@ scope and ``semanticRecall.filter``) on both sides.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
 
 from ...errors import CapabilityError
 from ...filters.ast import Node
 from ...vector import MastraVector
+
+#: At most this many distinct words of a query are searched (a pasted document stays a bounded query).
+MAX_TERMS: Final = 64
+_WORD: Final = re.compile(r"\w+")
+
+
+def query_words(text: str) -> list[str]:
+    """The distinct words (``\\w+``) of ``text``, lowercased, in order, at most ``MAX_TERMS``.
+
+    Every lexical index searches these and nothing else of the user's text, so no query syntax of the
+    engine underneath (FTS5, tsquery, a query DSL) is ever reached.
+    """
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        seen.setdefault(word, None)
+        if len(seen) >= MAX_TERMS:
+            break
+    return list(seen)
 
 
 @runtime_checkable
@@ -28,6 +48,15 @@ class LexicalHitLike(Protocol):
     def score(self) -> float: ...
     @property
     def metadata(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    """One row a lexical search found: its id, its score (higher is better) and its metadata."""
+
+    id: str
+    score: float
+    metadata: dict[str, Any]
 
 
 @runtime_checkable

@@ -28,15 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ...filters.ast import Node
+from ...memory.index.lexical import LexicalHit, query_words
 from ...vector.records import PORTABLE_INDEX_NAME
 from .connection import BUSY_TIMEOUT_MS, MEMORY, sqlite_path
 from .store import TABLE_PREFIX as VECTOR_TABLE_PREFIX
@@ -50,18 +49,6 @@ DOCS_PREFIX: Final = "mastra_lexical__"
 FTS_PREFIX: Final = "mastra_lexical_fts__"
 #: Metadata keys with an expression index: the scopes of recall and the keys deletes select on.
 INDEXED_KEYS: Final = ("thread_id", "resource_id", "message_id")
-#: At most this many distinct words of a query are searched (a pasted document stays a bounded query).
-MAX_TERMS: Final = 64
-_WORD = re.compile(r"\w+")
-
-
-@dataclass(frozen=True, slots=True)
-class LexicalHit:
-    """One row the lexical search found: its id, ``-bm25`` (higher is better) and metadata."""
-
-    id: str
-    score: float
-    metadata: dict[str, Any]
 
 
 def fts_query(text: str) -> str | None:
@@ -70,12 +57,8 @@ def fts_query(text: str) -> str | None:
     None when the text has no word. Quoting makes every FTS5 keyword and operator (``NEAR``, ``AND``,
     ``*``, ``^``, column filters) a plain term; ``\\w`` holds no ``"``, so a quote never needs escaping.
     """
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        seen.setdefault(word, None)
-        if len(seen) >= MAX_TERMS:
-            break
-    return " OR ".join(f'"{w}"' for w in seen) if seen else None
+    words = query_words(text)
+    return " OR ".join(f'"{w}"' for w in words) if words else None
 
 
 def _names(index: str) -> tuple[str, str]:
