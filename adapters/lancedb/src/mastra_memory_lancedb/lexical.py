@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import json
 import logging
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 from lancedb.index import FTS
-from mastra_memory.errors import IndexNotFoundError, MastraMemoryError
+from mastra_memory.errors import IndexNotFoundError
 from mastra_memory.filters import matches
 from mastra_memory.filters.ast import Node
-from mastra_memory.memory.index.lexical import LexicalHit, query_words
+from mastra_memory.memory.index.lexical import LexicalHit, StoreLexicalIndex, query_words
 
 from .layout import JSON_FIELD, TableInfo, metadata_json
 from .translate import FALSE, TRUE, LanceDBTranslator, LanceFilter, sql_string
@@ -78,23 +77,18 @@ def is_lexical_table(name: str) -> bool:
     return name.endswith(LEXICAL_SUFFIX)
 
 
-class LanceDBLexicalIndex:
+class LanceDBLexicalIndex(StoreLexicalIndex["LanceDBVector"]):
     """Lance full-text search over the texts written beside a :class:`~.store.LanceDBVector`'s tables.
 
     Made by ``LanceDBVector.lexical_index()`` (one per store); it uses the store's connection.
     """
 
+    store_name = "LanceDB"
+
     def __init__(self, vector: LanceDBVector) -> None:
-        # Weak: the core keeps one lexical index per store in a WeakKeyDictionary keyed by the store.
-        self._vector = weakref.ref(vector)
+        super().__init__(vector)
         self._tables: dict[str, TableInfo] = {}
         self._indexed: set[str] = set()  # siblings whose FTS index exists
-
-    def _store(self) -> LanceDBVector:
-        vector = self._vector()
-        if vector is None:
-            raise MastraMemoryError("the LanceDB store of this lexical index was garbage-collected")
-        return vector
 
     async def _open(self, index: str, *, create: bool) -> TableInfo | None:
         info = self._tables.get(index)

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import json
 import logging
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from mastra_memory.errors import IndexNotFoundError, MastraMemoryError
+from mastra_memory.errors import IndexNotFoundError
 from mastra_memory.filters.ast import Node
-from mastra_memory.memory.index.lexical import LexicalHit, query_words
+from mastra_memory.memory.index.lexical import LexicalHit, StoreLexicalIndex, query_words
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from .layout import METADATA_FIELD, RECORD_ID_FIELD, VECTOR_FIELD, index_mapping, metadata_fields, metadata_of
@@ -69,23 +68,18 @@ def lexical_mapping(analyzer: str = ANALYZER) -> dict[str, Any]:
     return mapping
 
 
-class OpenSearchLexicalIndex:
+class OpenSearchLexicalIndex(StoreLexicalIndex["OpenSearchVector"]):
     """BM25 search over the texts written beside an :class:`~.store.OpenSearchVector`'s indexes.
 
     Made by ``OpenSearchVector.lexical_index()``; it uses the store's client and settings. ``index`` is the
     vector index's name as the store's hooks receive it (without ``index_prefix``).
     """
 
-    def __init__(self, vector: OpenSearchVector) -> None:
-        # Weak: the core keeps one lexical index per store in a WeakKeyDictionary keyed by the store.
-        self._vector = weakref.ref(vector)
-        self._ready: set[str] = set()
+    store_name = "OpenSearch"
 
-    def _store(self) -> OpenSearchVector:
-        vector = self._vector()
-        if vector is None:
-            raise MastraMemoryError("the OpenSearch store of this lexical index was garbage-collected")
-        return vector
+    def __init__(self, vector: OpenSearchVector) -> None:
+        super().__init__(vector)
+        self._ready: set[str] = set()
 
     @staticmethod
     def sibling(index: str) -> str:

@@ -25,13 +25,11 @@ configuration's stop words keep the commonest words out of it.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from mastra_memory.errors import MastraMemoryError
 from mastra_memory.filters.ast import Node
-from mastra_memory.memory.index.lexical import LexicalHit, query_words
+from mastra_memory.memory.index.lexical import LexicalHit, StoreLexicalIndex, query_words
 from mastra_memory.vector.records import escape_nul, unescape_nul
 
 from .connection import Connection, quote_ident
@@ -101,24 +99,19 @@ async def drop_lexical_rows(conn: Connection, schema: str, index: str) -> None:
         )
 
 
-class PgLexicalIndex:
+class PgLexicalIndex(StoreLexicalIndex["PgVector"]):
     """PostgreSQL full-text search over the texts written beside a :class:`~.store.PgVector`'s indexes.
 
     Made by ``PgVector.lexical_index()``; it runs on the store's connection pool, in the store's schema.
     """
 
+    store_name = "PgVector"
+
     def __init__(self, vector: PgVector) -> None:
-        # Weak: the core keeps one lexical index per store in a WeakKeyDictionary keyed by the store.
-        self._vector = weakref.ref(vector)
+        super().__init__(vector)
         self.schema = vector.schema
         self._ready = False
         self._filled: set[str] = set()
-
-    def _store(self) -> PgVector:
-        vector = self._vector()
-        if vector is None:
-            raise MastraMemoryError("the PgVector store of this lexical index was garbage-collected")
-        return vector
 
     async def _run(self, operation: str, fn: Any) -> Any:
         return await self._store()._run(operation, fn)

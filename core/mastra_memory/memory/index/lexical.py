@@ -13,9 +13,9 @@ import re
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, runtime_checkable
 
-from ...errors import CapabilityError
+from ...errors import CapabilityError, MastraMemoryError
 from ...filters.ast import Node
 from ...vector import MastraVector
 
@@ -78,6 +78,31 @@ class LexicalIndex(Protocol):
     ) -> Sequence[LexicalHitLike]:
         """The best ``top_k`` rows for ``query`` among those the filter keeps, best first."""
         ...
+
+
+V = TypeVar("V", bound=MastraVector)
+
+
+class StoreLexicalIndex(Generic[V]):
+    """The base of a vector store's own lexical index (what its ``lexical_index()`` returns): it holds the
+    store weakly and reaches it through :meth:`_store`.
+
+    ``store_name`` names the store in the error raised once the store is gone.
+    """
+
+    store_name: ClassVar[str]
+
+    def __init__(self, vector: V) -> None:
+        # Weak: the core keeps one lexical index per store in a WeakKeyDictionary keyed by the store.
+        self._vector = weakref.ref(vector)
+
+    def _store(self) -> V:
+        vector = self._vector()
+        if vector is None:
+            raise MastraMemoryError(
+                f"the {self.store_name} store of this lexical index was garbage-collected"
+            )
+        return vector
 
 
 _INDEXES: weakref.WeakKeyDictionary[MastraVector, LexicalIndex] = weakref.WeakKeyDictionary()
