@@ -36,6 +36,19 @@ def sqlite_path(url_or_path: str | Path) -> str:
     return text or MEMORY
 
 
+def write_transaction(conn: Any, fn: Callable[[Any], T]) -> T:
+    """``fn(conn)`` inside one ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction on an open connection; any
+    exception (cancellation included) rolls it back and propagates."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
 class WorkerConnection(Generic[C]):
     """A database connection owned by one worker thread. Opens lazily (:meth:`_open`); close with
     :meth:`close`. ``SQLiteConnection`` and the ``libsql`` store's connection differ only in how they open."""
@@ -76,14 +89,7 @@ class WorkerConnection(Generic[C]):
 
         def wrapped(conn: Any) -> T:
             with self._write_guard():
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = fn(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-                return result
+                return write_transaction(conn, fn)
 
         return await self.run(wrapped)
 

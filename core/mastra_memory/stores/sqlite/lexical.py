@@ -37,7 +37,7 @@ from typing import Any, Final, TypeVar
 from ...filters.ast import Node
 from ...memory.index.lexical import LexicalHit, query_words
 from ...vector.records import PORTABLE_INDEX_NAME
-from .connection import BUSY_TIMEOUT_MS, MEMORY, sqlite_path
+from .connection import BUSY_TIMEOUT_MS, MEMORY, sqlite_path, write_transaction
 from .store import TABLE_PREFIX as VECTOR_TABLE_PREFIX
 from .translate import register_sql_functions, translate_cached
 
@@ -137,16 +137,7 @@ class SQLiteLexicalIndex:
             else:
                 conn = self._connect()
             try:
-                if write:
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        result = fn(conn)
-                    except BaseException:
-                        conn.execute("ROLLBACK")
-                        raise
-                    conn.execute("COMMIT")
-                    return result
-                return fn(conn)
+                return write_transaction(conn, fn) if write else fn(conn)
             finally:
                 if conn is not self._memory:
                     conn.close()
