@@ -420,24 +420,22 @@ class MessageIndexer:
             )
         # docs/spec.md §5.4: write before deleting anything, so a refused or failed write loses no vector.
         if name is not None and ids:
-            try:
+
+            async def upsert(into: str) -> None:
                 await vector_call(
                     "upsert",
                     self.vector,
-                    name,
-                    self.vector.upsert(name, embeddings, metas, ids),
+                    into,
+                    self.vector.upsert(into, embeddings, metas, ids),
                     count=len(ids),
                 )
+
+            try:
+                await upsert(name)
             except IndexNotFoundError:
                 # Dropped behind our back (delete_index) after it was ensured: create it again, once.
                 name = await self.ensure_index(len(embeddings[0]), again=True)
-                await vector_call(
-                    "upsert",
-                    self.vector,
-                    name,
-                    self.vector.upsert(name, embeddings, metas, ids),
-                    count=len(ids),
-                )
+                await upsert(name)
         if name is not None and ids and self.lexical is not None:
             # The text beside each vector, same id and metadata (hybrid recall, docs/memory.md).
             native = self.vector.to_native_index_name(name)
