@@ -362,3 +362,32 @@ async def test_optimize_builds_the_index_and_keeps_results(tmp_path: Path) -> No
         assert len(after) == 10
     finally:
         await store.close()
+
+
+async def test_ranges_near_int64_max_test_each_value_of_a_record(store: QdrantVector) -> None:
+    # A record reaching 1 and 2^63 - 1 at one path matches {"$lt": 2^63 - 1} through its 1: found by the deep
+    # random filters on qdrant-edge (seed 225304677883628), where the colliding integers were excluded
+    # from the whole record instead of from one value.
+    big = 2**63 - 1
+    records = {
+        "both": {"x": [{"e": 1}, {"e": big}]},
+        "small": {"x": [{"e": 1}]},
+        "big": {"x": [{"e": big}]},
+        "scalars": {"x": [1, big]},
+        "near": {"x": [{"e": big - 1}, {"e": 2**53 + 1}]},
+    }
+    await store.create_index("near_max", 4)
+    ids = list(records)
+    await store.upsert("near_max", [unit(i) for i in range(len(ids))], [records[i] for i in ids], ids)
+    for flt in (
+        {"x.e": {"$lt": big}},
+        {"x.e": {"$lte": big - 1}},
+        {"x.e": {"$gt": 1}},
+        {"x.e": {"$gte": big}},
+        {"x": {"$lt": big}},
+        {"x": {"$gt": 2**53}},
+        {"x.e": {"$gt": 2**53}},
+    ):
+        hits = await store.query("near_max", unit(0), top_k=10, filter=flt)
+        expected = {i for i in ids if evaluate(flt, records[i])}
+        assert {h.id for h in hits} == expected, flt

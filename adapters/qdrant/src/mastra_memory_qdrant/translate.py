@@ -29,6 +29,7 @@ elements), which Qdrant's ``nested`` condition cannot test.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
@@ -38,6 +39,8 @@ from mastra_memory.filters.ast import Path, Scalar
 from mastra_memory.filters.facts import FactTranslator
 from mastra_memory.filters.numbers import (
     EXACT_FLOAT_LIMIT,
+    INT64_MAX,
+    INT64_MIN,
     beyond_int64,
     compare,
     distinct,
@@ -254,17 +257,23 @@ class QdrantFilterTranslator(FactTranslator[Condition]):
         if abs(target) < EXACT_FLOAT_LIMIT:
             return QRange(key, **{bound: target})
         # Beyond 2^53 an engine may compare a stored integer as its float64 (the Rust engine does) or
-        # exactly (qdrant-client's local mode does): the two differ only for the integers that round to
-        # the operand's float64. Keep those out of the range and decide each of them here, so that both
-        # readings give the exact answer; a stored float equal to it exists only outside int64.
-        colliding = ints_rounding_to(target)
-        strict = "gt" if op in ("$gt", "$gte") else "lt"
-        parts: list[Condition] = [_without(QRange(key, **{strict: target}), key, colliding)]
-        wanted = tuple(n for n in colliding if compare(op, n, number))
+        # exactly (qdrant-client's local mode does): the two differ only for the integers strictly
+        # between the operand's neighbouring floats. The range stops at the neighbour, where both readings
+        # agree, and those integers are decided here one by one. Each part is a test of one value, so a
+        # record holding several values at the path matches when any one does (docs/spec.md §2.4): an
+        # exclusion of the colliding integers over the whole record would drop [1, 2^63 - 1] from
+        # {"$lt": 2^63 - 1} (found by the deep random filters on qdrant-edge).
+        lower = op in ("$lt", "$lte")
+        below, above = math.nextafter(target, -math.inf), math.nextafter(target, math.inf)
+        parts: list[Condition] = [QRange(key, lte=below) if lower else QRange(key, gte=above)]
+        between = range(max(INT64_MIN, math.floor(below) + 1), min(INT64_MAX, math.ceil(above) - 1) + 1)
+        wanted = tuple(n for n in between if compare(op, n, number))
         if wanted:
             parts.append(QMatchAny(key, wanted))
         if not in_int64(target) and compare(op, target, number):
-            parts.append(_without(QRange(key, gte=target, lte=target), key, colliding))
+            # A stored float equal to the operand's float64 (beyond int64, so no integer is stored as it);
+            # the Rust engine would read the colliding integers as it too.
+            parts.append(_without(QRange(key, gte=target, lte=target), key, ints_rounding_to(target)))
         return _any_of(parts)
 
     # --- visitor methods ----------------------------------------------------------------------
