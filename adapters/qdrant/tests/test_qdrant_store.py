@@ -369,7 +369,7 @@ async def test_ranges_near_int64_max_test_each_value_of_a_record(store: QdrantVe
     # random filters on qdrant-edge (seed 225304677883628), where the colliding integers were excluded
     # from the whole record instead of from one value.
     big = 2**63 - 1
-    records = {
+    records: dict[str, dict[str, Any]] = {
         "both": {"x": [{"e": 1}, {"e": big}]},
         "small": {"x": [{"e": 1}]},
         "big": {"x": [{"e": big}]},
