@@ -584,6 +584,15 @@ def _attach_result(earlier: list[MastraDBMessage], call_id: Any, result: Any) ->
     return False
 
 
+def text_and_parts(message: MastraDBMessage) -> list[Part]:
+    """The parts a message's text is read from: its parts, or, for content that is a plain string with no
+    parts (v1 or a bare string), that string as one text part. Token counting and the Observer walk these."""
+    content = message.content
+    if isinstance(content.content, str) and content.content and not content.parts:
+        return [TextPart(text=content.content)]
+    return list(content.parts)
+
+
 def message_text(message: MastraDBMessage) -> str:
     """The text of a message (docs/spec.md §5.4): ``content.content`` if non-blank, else the non-empty text
     parts joined with ``"\\n"``. Used for embedding; the result may be blank.

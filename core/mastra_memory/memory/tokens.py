@@ -20,6 +20,7 @@ from ..messages import (
     ReasoningPart,
     TextPart,
     ToolInvocationPart,
+    text_and_parts,
 )
 
 #: Tokens a chat message costs beyond its text (role and separators), as OpenAI's chat format counts them.
@@ -97,11 +98,8 @@ def message_tokens(message: MastraDBMessage, counter: TokenCounter | None = None
     """The tokens one message costs in a prompt: its text parts, reasoning, tool calls (name, arguments and
     result as JSON) plus :data:`MESSAGE_OVERHEAD`. Files and data parts are not counted."""
     counter = counter or default_token_counter()
-    content = message.content
     pieces: list[str] = []
-    if isinstance(content.content, str) and content.content and not content.parts:
-        pieces.append(content.content)
-    for part in content.parts:
+    for part in text_and_parts(message):
         if isinstance(part, TextPart):
             pieces.append(part.text)
         elif isinstance(part, ReasoningPart):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ...errors import ModelOutputError
-from ...messages import MastraDBMessage, ReasoningPart, TextPart, ToolInvocationPart
+from ...messages import MastraDBMessage, ReasoningPart, TextPart, ToolInvocationPart, text_and_parts
 
 #: Longest tool argument/result text the Observer is shown (the rest is cut, with a note).
 TOOL_TEXT_LIMIT = 2_000
@@ -173,11 +173,8 @@ def format_date(stamp: datetime) -> str:
 
 def message_text(message: MastraDBMessage) -> str:
     """A message's text for the Observer: text parts, reasoning left out, tool calls summarised."""
-    content = message.content
     pieces: list[str] = []
-    if isinstance(content.content, str) and content.content and not content.parts:
-        pieces.append(content.content)
-    for part in content.parts:
+    for part in text_and_parts(message):
         if isinstance(part, TextPart):
             pieces.append(part.text)
         elif isinstance(part, ToolInvocationPart):
