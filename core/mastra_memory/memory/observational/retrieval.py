@@ -25,6 +25,7 @@ from ...storage import MemoryStorage, Thread
 from ...timestamps import canonical_timestamp
 from ...vector import MastraVector
 from ..index.chunking import chunk_text
+from ..processors.base import MemoryTool
 from ..processors.context import MemoryContext
 from .prompts import message_text
 
@@ -181,7 +182,7 @@ class ObservationIndex:
         return sorted(best.values(), key=lambda h: -h.score)
 
 
-class RecallTool:
+class RecallTool(MemoryTool):
     """The ``recall`` tool (Mastra's, docs/spec.md §5.14): pages through the original messages behind
     observation groups.
 
@@ -219,15 +220,6 @@ class RecallTool:
                 "detail": {"type": "string", "enum": ["low", "high"]},
             },
         }
-
-    @property
-    def definition(self) -> dict[str, Any]:
-        """``{name, description, parameters}``."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
-
-    def openai_tool(self) -> dict[str, Any]:
-        """The definition as an OpenAI chat-completions ``tools`` entry."""
-        return {"type": "function", "function": self.definition}
 
     async def execute(self, args: Mapping[str, Any] | str, request_context: Any = None) -> dict[str, Any]:
         """Run one call for the request's thread/resource; returns Mastra's result shape per mode."""

@@ -4,7 +4,7 @@ once: a processor implements the step it does on an :class:`InputCall` or :class
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,3 +69,26 @@ class OutputProcessor(ABC):
 
     @abstractmethod
     async def _process_output(self, call: OutputCall) -> MessageList | list[MastraDBMessage]: ...
+
+
+class MemoryTool(ABC):
+    """A tool memory gives the model (``updateWorkingMemory``, observational memory's ``recall``): its name,
+    description and JSON-schema parameters, and `execute` for one call."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """``{name, description, parameters}``."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def openai_tool(self) -> dict[str, Any]:
+        """The definition as an OpenAI chat-completions ``tools`` entry."""
+        return {"type": "function", "function": self.definition}
+
+    @abstractmethod
+    async def execute(self, args: Mapping[str, Any] | str, request_context: Any = None) -> dict[str, Any]:
+        """Run one call with the model's arguments (an object or its JSON text) for the request's
+        thread/resource."""

@@ -22,7 +22,7 @@ from ..config import MemoryConfig, WorkingMemoryConfig, config_error, merge_conf
 from ..message_list import MessageList
 from ..stored_messages import WORKING_MEMORY_TOOL
 from ..working_memory_store import WorkingMemoryStore
-from .base import InputCall, InputProcessor
+from .base import InputCall, InputProcessor, MemoryTool
 from .context import MemoryContext, context_value
 
 
@@ -201,7 +201,7 @@ def _merge(base: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-class UpdateWorkingMemoryTool:
+class UpdateWorkingMemoryTool(MemoryTool):
     """The ``updateWorkingMemory`` tool: its definition for the model and its handler.
 
     ``definition`` is a JSON-schema function definition; `openai_tool` wraps it for OpenAI-compatible
@@ -244,15 +244,6 @@ class UpdateWorkingMemoryTool:
             "properties": {"memory": memory_param},
             "required": ["memory"],
         }
-
-    @property
-    def definition(self) -> dict[str, Any]:
-        """``{name, description, parameters}``."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
-
-    def openai_tool(self) -> dict[str, Any]:
-        """The definition as an OpenAI chat-completions ``tools`` entry."""
-        return {"type": "function", "function": self.definition}
 
     async def execute(self, args: Mapping[str, Any] | str, request_context: Any = None) -> dict[str, Any]:
         """Write the update for the request's thread/resource; returns ``{"success": True}``, or
