@@ -12,7 +12,7 @@ titles and working-memory management [Δ].
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -79,7 +79,35 @@ def _refuse_buffering(data: Mapping[str, Any], where: str) -> None:
             )
 
 
-class ObservationConfig(_Options):
+#: The activation switches ``_refuse_buffering`` refuses when on; off, they are accepted and dropped.
+_ACTIVATION_KEYS = (
+    "activateAfterIdle",
+    "activate_after_idle",
+    "activateOnProviderChange",
+    "activate_on_provider_change",
+)
+
+
+class _Refusing(_Options):
+    """Options with keys of features not built: ``_refuse`` raises for a key asking for one, and the keys
+    accepted only when off (``_dropped``) are dropped before the fields are read."""
+
+    _dropped: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def _refuse(cls, data: Mapping[str, Any]) -> None:
+        raise NotImplementedError
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unsupported(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        cls._refuse(data)
+        return {k: v for k, v in data.items() if k not in cls._dropped}
+
+
+class ObservationConfig(_Refusing):
     """``observation``: when the Observer runs (``message_tokens`` of unobserved messages, 30,000) and how."""
 
     model: Any = None
@@ -93,11 +121,19 @@ class ObservationConfig(_Options):
     continuation_hints: bool | dict[str, bool] | None = None
     observe_attachments: Any = None
 
-    @model_validator(mode="before")
+    _dropped = (
+        "bufferOnIdle",
+        "buffer_on_idle",
+        "threadTitle",
+        "thread_title",
+        "manageWorkingMemory",
+        "manage_working_memory",
+        "extract",
+        *_ACTIVATION_KEYS,
+    )
+
     @classmethod
-    def _unsupported(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
+    def _refuse(cls, data: Mapping[str, Any]) -> None:
         buffer = data.get("bufferTokens", data.get("buffer_tokens"))
         if buffer is not None and buffer is not False:
             raise UnsupportedOMOptionError(
@@ -116,17 +152,9 @@ class ObservationConfig(_Options):
                 raise UnsupportedOMOptionError(f"observation.{snake}", f"{why}; drop {key}")
         if data.get("extract") not in (None, []):
             raise UnsupportedOMOptionError("observation.extract", "extractors are not built; drop extract")
-        return {
-            k: v
-            for k, v in data.items()
-            if k not in ("bufferOnIdle", "buffer_on_idle", "threadTitle", "thread_title")
-            and k not in ("manageWorkingMemory", "manage_working_memory", "extract")
-            and k not in ("activateAfterIdle", "activate_after_idle")
-            and k not in ("activateOnProviderChange", "activate_on_provider_change")
-        }
 
 
-class ReflectionConfig(_Options):
+class ReflectionConfig(_Refusing):
     """``reflection``: when the Reflector runs (``observation_tokens`` of observations, 40,000) and how."""
 
     model: Any = None
@@ -136,26 +164,13 @@ class ReflectionConfig(_Options):
     provider_options: dict[str, Any] | None = None
     continuation_hints: bool | dict[str, bool] | None = None
 
-    @model_validator(mode="before")
+    _dropped = ("extract", *_ACTIVATION_KEYS)
+
     @classmethod
-    def _unsupported(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
+    def _refuse(cls, data: Mapping[str, Any]) -> None:
         _refuse_buffering(data, "reflection")
         if data.get("extract") not in (None, []):
             raise UnsupportedOMOptionError("reflection.extract", "extractors are not built; drop extract")
-        return {
-            k: v
-            for k, v in data.items()
-            if k
-            not in (
-                "extract",
-                "activateAfterIdle",
-                "activate_after_idle",
-                "activateOnProviderChange",
-                "activate_on_provider_change",
-            )
-        }
 
 
 class RetrievalConfig(_Options):
@@ -194,7 +209,7 @@ class ObserveHooks(_Options):
         return data
 
 
-class ObservationalMemoryOptions(_Options):
+class ObservationalMemoryOptions(_Refusing):
     """Mastra's ``observationalMemory`` object (docs/spec.md §5.14). ``True`` in ``MemoryConfig`` means all
     these defaults; ``False``, ``None`` or ``enabled=False`` turn it off."""
 
@@ -208,11 +223,10 @@ class ObservationalMemoryOptions(_Options):
     reflection: ReflectionConfig = Field(default_factory=ReflectionConfig)
     temporal_markers: Literal[False] = False
 
-    @model_validator(mode="before")
+    _dropped = (*_ACTIVATION_KEYS, "hookExecution", "hook_execution")
+
     @classmethod
-    def _unsupported(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
+    def _refuse(cls, data: Mapping[str, Any]) -> None:
         _refuse_buffering(data, "")
         if data.get("temporalMarkers", data.get("temporal_markers")) is True:
             raise UnsupportedOMOptionError(
@@ -222,19 +236,6 @@ class ObservationalMemoryOptions(_Options):
             raise UnsupportedOMOptionError(
                 "hook_execution", "hooks never block a cycle here; drop hookExecution"
             )
-        return {
-            k: v
-            for k, v in data.items()
-            if k
-            not in (
-                "activateAfterIdle",
-                "activate_after_idle",
-                "activateOnProviderChange",
-                "activate_on_provider_change",
-                "hookExecution",
-                "hook_execution",
-            )
-        }
 
     @model_validator(mode="after")
     def _models(self) -> ObservationalMemoryOptions:
