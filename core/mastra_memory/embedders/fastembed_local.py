@@ -32,11 +32,7 @@ class FastEmbedEmbedder(InProcessEmbedder):
     option_kind = "a path string"
 
     def _load(self, model: str, value: str | None) -> Any:
-        try:
-            from fastembed import TextEmbedding
-        except ImportError as exc:
-            raise self._broken_install(model, exc) from exc
-        return TextEmbedding(model_name=model, cache_dir=value)
+        return self._library(model).TextEmbedding(model_name=model, cache_dir=value)
 
     def _vectors(self, model: Any, texts: list[str], batch_size: int) -> Any:
         return list(model.embed(texts, batch_size=batch_size))

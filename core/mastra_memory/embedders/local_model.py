@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
 import threading
 from abc import ABC, abstractmethod
@@ -117,12 +118,16 @@ class InProcessEmbedder(ABC):
         model = self._model.get()
         return np.asarray(self._vectors(model, texts, min(len(texts), 64)), dtype=np.float64)
 
-    def _broken_install(self, model: str, exc: ImportError) -> ConfigError:
-        """The library is installed (construction checked) but does not import: reinstall the extra."""
-        return ConfigError(
-            f"{self.provider}/{model} could not import {self.extra} ({exc}); "
-            f'reinstall: pip install "mastra-memory[{self.extra}]"'
-        )
+    def _library(self, model: str) -> Any:
+        """The library, imported (in :meth:`_load`). It is installed (construction checked); one that does not
+        import is a broken install: ConfigError saying to reinstall the extra."""
+        try:
+            return importlib.import_module(self.module)
+        except ImportError as exc:
+            raise ConfigError(
+                f"{self.provider}/{model} could not import {self.extra} ({exc}); "
+                f'reinstall: pip install "mastra-memory[{self.extra}]"'
+            ) from exc
 
     @abstractmethod
     def _load(self, model: str, value: str | None) -> Any:

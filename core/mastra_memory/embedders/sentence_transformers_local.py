@@ -33,11 +33,7 @@ class SentenceTransformersEmbedder(InProcessEmbedder):
     option_kind = "a string such as 'cpu'"
 
     def _load(self, model: str, value: str | None) -> Any:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise self._broken_install(model, exc) from exc
-        return SentenceTransformer(model, device=value)
+        return self._library(model).SentenceTransformer(model, device=value)
 
     def _vectors(self, model: Any, texts: list[str], batch_size: int) -> Any:
         return model.encode(texts, batch_size=batch_size, convert_to_numpy=True)
