@@ -8,7 +8,7 @@ The rules are Mastra 1.31's (``@mastra/core`` ``message-history-config``, ``load
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeGuard
@@ -131,9 +131,13 @@ def _tool_call_ids(message: MastraDBMessage) -> list[str]:
     return list(dict.fromkeys(i for i in ids if i))
 
 
-def linked_groups(messages: Sequence[MastraDBMessage]) -> list[list[MastraDBMessage]]:
-    """``messages`` grouped so that messages sharing a tool-call id stay together (Mastra's
-    ``groupLinkedToolMessages``); groups in the order of their first message, members in input order."""
+def linked_groups(
+    messages: Sequence[MastraDBMessage],
+    call_ids: Callable[[MastraDBMessage], Iterable[str]] = _tool_call_ids,
+) -> list[list[MastraDBMessage]]:
+    """``messages`` grouped so that messages sharing a tool-call id (``call_ids`` of a message) stay
+    together (Mastra's ``groupLinkedToolMessages``); groups in the order of their first message, members in
+    input order."""
     parent = list(range(len(messages)))
 
     def find(i: int) -> int:
@@ -144,7 +148,7 @@ def linked_groups(messages: Sequence[MastraDBMessage]) -> list[list[MastraDBMess
 
     first: dict[str, int] = {}
     for index, message in enumerate(messages):
-        for call_id in _tool_call_ids(message):
+        for call_id in call_ids(message):
             if call_id not in first:
                 first[call_id] = index
             else:

@@ -10,6 +10,7 @@ from ...messages import MastraDBMessage, TextPart, ToolInvocationPart, normalize
 from ..message_list import MessageList
 from ..tokens import MESSAGE_OVERHEAD, TokenCounter, default_token_counter, message_tokens, truncate_to_tokens
 from .base import InputCall, InputProcessor, OutputCall, OutputProcessor
+from .history_budget import linked_groups
 
 Strategy = Literal["truncate", "abort"]
 CountMode = Literal["cumulative", "part"]
@@ -199,26 +200,8 @@ def _tool_groups(message_list: MessageList) -> list[list[MastraDBMessage]]:
     """The list's memory messages in order, in groups that share a tool call id (a call and its result
     stored apart must be kept or dropped together, as Mastra's limiter keeps them). A group with one of
     this turn's messages in it is not memory's to drop, so it is left out."""
-    messages = message_list.all()
-    parent = list(range(len(messages)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    first: dict[str, int] = {}
-    for index, msg in enumerate(messages):
-        for call_id in _call_ids(msg):
-            if call_id in first:
-                parent[root(index)] = root(first[call_id])
-            else:
-                first[call_id] = index
-    groups: dict[int, list[MastraDBMessage]] = {}
-    for index, msg in enumerate(messages):
-        groups.setdefault(root(index), []).append(msg)
-    return [g for g in groups.values() if not any(message_list.is_new(m.id) for m in g)]
+    groups = linked_groups(message_list.all(), _call_ids)
+    return [g for g in groups if not any(message_list.is_new(m.id) for m in g)]
 
 
 def _call_ids(msg: MastraDBMessage) -> set[str]:
