@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ..errors import StorageError
 from .hooks import StorageHooks
@@ -21,7 +22,13 @@ from .observational_records import (
     SwapBufferedToActiveInput,
 )
 
-__all__ = ["ObservationalMemoryHooks", "ObservationalMemoryNotFoundError", "deep_merge", "plan_activation"]
+__all__ = [
+    "GenerationsQuery",
+    "ObservationalMemoryHooks",
+    "ObservationalMemoryNotFoundError",
+    "deep_merge",
+    "plan_activation",
+]
 
 
 class ObservationalMemoryNotFoundError(StorageError, LookupError):
@@ -71,6 +78,19 @@ def plan_activation(chunks: list[BufferedObservationChunk], args: SwapBufferedTo
     return over or 1
 
 
+@dataclass(frozen=True)
+class GenerationsQuery:
+    """What :meth:`ObservationalMemoryHooks._om_find_generations` reads: the records of ``key`` (its
+    ``lookup_key`` and ``resource_id``) newest generation first, then newest ``created_at``."""
+
+    key: OMKey
+    #: Inclusive bounds on ``created_at``: ``(">=", start)`` and/or ``("<=", end)``.
+    created: tuple[tuple[Literal[">=", "<="], datetime], ...]
+    #: At most this many (never 0), after skipping ``offset``; ``None``: all.
+    limit: int | None
+    offset: int
+
+
 class ObservationalMemoryHooks(StorageHooks):
     """The hooks of OM storage. A backend sets ``supports_observational_memory = True`` and implements all
     five; field names are the record's (`OM_COLUMNS`), timestamps are
@@ -95,7 +115,17 @@ class ObservationalMemoryHooks(StorageHooks):
         end: datetime | None = None,
     ) -> list[ObservationalMemoryRecord]:
         """Records of ``key.lookup_key`` *and* ``key.resource_id``, ``created_at`` within ``[start, end]``
-        when given, newest generation first, skipping ``offset``, at most ``limit`` (``None``: all)."""
+        when given, newest generation first, skipping ``offset``, at most ``limit`` (``None``: all).
+        Not a hook: the backend's :meth:`_om_find_generations` reads them."""
+        if limit == 0 or len(self._existing([key.lookup_key, key.resource_id])) < 2:
+            return []  # an id the backend cannot hold has no record
+        bounds: tuple[tuple[Literal[">=", "<="], datetime | None], ...] = ((">=", start), ("<=", end))
+        created = tuple((op, bound) for op, bound in bounds if bound is not None)
+        return await self._om_find_generations(tx, GenerationsQuery(key, created, limit, offset))
+
+    async def _om_find_generations(self, tx: Any, query: GenerationsQuery) -> list[ObservationalMemoryRecord]:
+        """The records ``query`` asks for, in its order (``generation_count`` then ``created_at``
+        descending, then ``id`` where the backend can)."""
         raise NotImplementedError
 
     async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> bool:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from mastra_memory.storage import OM_COLUMNS, MemoryStorage, ObservationalMemoryRecord, OMKey, codec
+from mastra_memory.storage.observational_hooks import GenerationsQuery
 from mastra_memory.storage.observational_records import OM_KINDS, om_from_values
 from pymongo import ASCENDING, DESCENDING
 from pymongo.asynchronous.collection import AsyncCollection
@@ -31,6 +32,7 @@ __all__ = ["MongoOMDocuments"]
 Document = dict[str, Any]
 
 _MASTRA_NAMES: Final = {c.field: c.mastra for c in OM_COLUMNS}
+_BOUND_OPERATORS: Final = {">=": "$gte", "<=": "$lte"}
 
 
 class MongoOMDocuments(MemoryStorage):
@@ -99,33 +101,22 @@ class MongoOMDocuments(MemoryStorage):
         document = await collection.find_one({self._om_name("id"): om_id}, session=tx.session)
         return None if document is None else self._om_record(document)
 
-    async def _om_generations(
-        self,
-        tx: Any,
-        key: OMKey,
-        *,
-        limit: int | None,
-        offset: int = 0,
-        start: datetime | None = None,
-        end: datetime | None = None,
-    ) -> list[ObservationalMemoryRecord]:
-        if len(self._existing([key.lookup_key, key.resource_id])) < 2:
-            return []
+    async def _om_find_generations(self, tx: Any, query: GenerationsQuery) -> list[ObservationalMemoryRecord]:
         name = self._om_name
-        query: Document = {name("lookup_key"): key.lookup_key, name("resource_id"): key.resource_id}
-        bounds = {op: value for op, value in (("$gte", start), ("$lte", end)) if value is not None}
-        if bounds:
-            query[name("created_at")] = bounds
-        if limit == 0:
-            return []
+        find: Document = {
+            name("lookup_key"): query.key.lookup_key,
+            name("resource_id"): query.key.resource_id,
+        }
+        if query.created:
+            find[name("created_at")] = {_BOUND_OPERATORS[op]: bound for op, bound in query.created}
         collection = await self._om_collection(tx)
         cursor = (
-            collection.find(query, session=tx.session)
+            collection.find(find, session=tx.session)
             .sort([(name("generation_count"), DESCENDING), (name("created_at"), DESCENDING)])
-            .skip(offset)
+            .skip(query.offset)
         )
-        if limit is not None:
-            cursor = cursor.limit(limit)
+        if query.limit is not None:
+            cursor = cursor.limit(query.limit)
         return [self._om_record(document) async for document in cursor]
 
     async def _om_insert(self, tx: Any, values: Mapping[str, Any]) -> bool:

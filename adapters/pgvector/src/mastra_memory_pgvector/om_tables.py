@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any, Final
 
 from mastra_memory.storage import OM_COLUMNS, MemoryStorage, ObservationalMemoryRecord, OMKey, codec
+from mastra_memory.storage.observational_hooks import GenerationsQuery
 from mastra_memory.storage.observational_records import OM_KINDS, om_from_values
 
 from .connection import Connection
@@ -140,30 +141,20 @@ class PgOMTables(MemoryStorage):
         row = await cursor.fetchone()
         return None if row is None else self._om_record(row)
 
-    async def _om_generations(
-        self,
-        conn: Connection,
-        key: OMKey,
-        *,
-        limit: int | None,
-        offset: int = 0,
-        start: datetime | None = None,
-        end: datetime | None = None,
+    async def _om_find_generations(
+        self, conn: Connection, query: GenerationsQuery
     ) -> list[ObservationalMemoryRecord]:
-        if len(self._existing([key.lookup_key, key.resource_id])) < 2:
-            return []
         created = self._om_read("created_at")
         where = [f"{self._om_col('lookup_key')} = %s", f"{self._om_col('resource_id')} = %s"]
-        params: list[Any] = [key.lookup_key, key.resource_id]
-        for bound, comparison in ((start, ">="), (end, "<=")):
-            if bound is not None:
-                where.append(f"{created} {comparison} %s")
-                params.append(bound)
+        params: list[Any] = [query.key.lookup_key, query.key.resource_id]
+        for comparison, bound in query.created:
+            where.append(f"{created} {comparison} %s")
+            params.append(bound)
         generation = self._om_col("generation_count")
         cursor = await conn.execute(
             f"{self._om_select()} WHERE {' AND '.join(where)} "
             f"ORDER BY {generation} DESC, {created} DESC, id DESC LIMIT %s OFFSET %s",
-            [*params, limit, offset],
+            [*params, query.limit, query.offset],
         )
         return [self._om_record(row) for row in await cursor.fetchall()]
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from ...storage import OM_COLUMNS, MemoryStorage, ObservationalMemoryRecord, OMKey, codec, om_from_values
+from ...storage.observational_hooks import GenerationsQuery
 from ...storage.observational_records import OM_KINDS, OMColumn
 
 __all__ = ["OM_TABLE", "SQLiteOMTables", "om_schema"]
@@ -94,27 +95,19 @@ class SQLiteOMTables(MemoryStorage):
         rows = conn.execute(f"{self._om_select()} WHERE id = ?", (om_id,)).fetchall()
         return self._om_record(rows[0]) if rows else None
 
-    async def _om_generations(
-        self,
-        conn: Any,
-        key: OMKey,
-        *,
-        limit: int | None,
-        offset: int = 0,
-        start: datetime | None = None,
-        end: datetime | None = None,
+    async def _om_find_generations(
+        self, conn: Any, query: GenerationsQuery
     ) -> list[ObservationalMemoryRecord]:
         col = self._om_column
         where = [f"{col('lookup_key')} = ?", f"{col('resource_id')} = ?"]
-        params: list[Any] = [key.lookup_key, key.resource_id]
-        for bound, comparison in ((start, ">="), (end, "<=")):
-            if bound is not None:
-                where.append(f"{col('created_at')} {comparison} ?")
-                params.append(self._om_encode("created_at", bound))
+        params: list[Any] = [query.key.lookup_key, query.key.resource_id]
+        for comparison, bound in query.created:
+            where.append(f"{col('created_at')} {comparison} ?")
+            params.append(self._om_encode("created_at", bound))
         rows = conn.execute(
             f"{self._om_select()} WHERE {' AND '.join(where)} "
             f"ORDER BY {col('generation_count')} DESC, {col('created_at')} DESC, id DESC LIMIT ? OFFSET ?",
-            [*params, -1 if limit is None else limit, offset],
+            [*params, -1 if query.limit is None else query.limit, query.offset],
         ).fetchall()
         return [self._om_record(row) for row in rows]
 
