@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict, Unpack
 
 import pytest
 
@@ -33,6 +33,7 @@ from .expectations import cited_cases, expect, writable
 
 __all__ = [
     "METRICS",
+    "CheckOptions",
     "IndexUnderTest",
     "Item",
     "VectorSuiteBase",
@@ -143,6 +144,14 @@ async def load(
 # --- the comparison --------------------------------------------------------------------------------
 
 
+class CheckOptions(TypedDict):
+    """The query of a filter check (:func:`check_filter`, :meth:`IndexUnderTest.check`)."""
+
+    query: Sequence[float] | None
+    top_k: int
+    label: NotRequired[str]
+
+
 async def check_filter(
     store: MastraVector,
     capabilities: AdapterCapabilities,
@@ -150,10 +159,7 @@ async def check_filter(
     index: str,
     flt: Any,
     records: Mapping[str, Mapping[str, Any]],
-    *,
-    query: Sequence[float] | None,
-    top_k: int,
-    label: str = "",
+    **options: Unpack[CheckOptions],
 ) -> str:
     """Query ``index`` with ``flt`` and hold the result to :func:`expect`; return what happened.
 
@@ -162,6 +168,7 @@ async def check_filter(
     ``"filter-error"``, ``"unsupported"``. ``outcome`` (``None`` inside property tests) receives the
     annotations; ``label`` names a fixed case for deviations that cite it (:func:`cited_cases`).
     """
+    query, top_k, label = options["query"], options["top_k"], options.get("label", "")
     assert top_k >= len(records), f"top_k {top_k} cannot return all {len(records)} records"
     expectation = expect(capabilities, flt, records)
     if expectation.kind == "filter-error":
@@ -280,23 +287,10 @@ class IndexUnderTest:
         outcome: Outcome | None,
         flt: Any,
         records: Mapping[str, Mapping[str, Any]],
-        *,
-        query: Sequence[float] | None,
-        top_k: int,
-        label: str = "",
+        **options: Unpack[CheckOptions],
     ) -> str:
         """Query the index with ``flt`` and hold the result to the expectation (:func:`check_filter`)."""
-        return await check_filter(
-            self.store,
-            self.capabilities,
-            outcome,
-            self.name,
-            flt,
-            records,
-            query=query,
-            top_k=top_k,
-            label=label,
-        )
+        return await check_filter(self.store, self.capabilities, outcome, self.name, flt, records, **options)
 
 
 class VectorSuiteBase:
