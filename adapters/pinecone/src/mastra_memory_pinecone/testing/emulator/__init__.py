@@ -1,7 +1,8 @@
 """A strict local stand-in for Pinecone serverless (target ``pinecone-emulated``, kind ``emulated``).
 
 Pinecone cannot run here (Pinecone Local is a closed container image), so the adapter brings this loopback
-emulator: :mod:`.server` answers the official SDK's REST calls, :mod:`.filters` evaluates Pinecone's
+emulator: :mod:`.server` answers the official SDK's REST calls (:mod:`.rules`: the limits, ids and
+metadata it checks), :mod:`.filters` evaluates Pinecone's
 filter language as Pinecone documents it, independently of mastra-memory's reference evaluator -- never the
 core's evaluator, so a conformance run against the emulator is not the oracle checking itself
 (docs/spec.md §7, "Emulators"). It implements the service's *documented* behaviour on loopback, and every
