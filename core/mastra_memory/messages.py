@@ -10,8 +10,9 @@ were never given are left out of dumps, while an explicit ``None`` is kept, so a
 storage serialises exactly as it was written. Parts and content keep unknown keys verbatim, and parts of
 an unknown ``type`` are kept as :class:`UnknownPart`.
 
-Why this module is long: the v2 part union, the v1 normalisation into it and the text rules are one
-record's definition (docs/spec.md §4.1, §5.4); they change together.
+Legacy v1 content becomes format-2 part dicts in :mod:`.message_v1` (plain data, a leaf); the v2 part
+union, the normalisation over that conversion and the text rules stay here, one record's definition
+(docs/spec.md §4.1, §5.4).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic.alias_generators import to_camel
 
 from .errors import ValidationError, pydantic_problems
+from .message_v1 import provider_options, tool_call_id, tool_result_part, v1_parts_to_v2
 from .metadata_limits import RECORD_METADATA, metadata_problem, shown
 from .timestamps import StampClock, canonical_timestamp
 from .timestamps import coerce_datetime as coerce_datetime  # re-exported: importable from here as before
@@ -348,7 +350,7 @@ class MastraDBMessage(BaseModel):
                 del converted["parts"]
                 converted["content"] = {"format": 2, "parts": data["parts"]}
             else:
-                parts = _v1_parts_to_v2(data["content"])
+                parts = v1_parts_to_v2(data["content"])
                 converted["content"] = (
                     {"format": 2, "content": data["content"], "parts": parts}
                     if isinstance(data["content"], str)
@@ -358,7 +360,7 @@ class MastraDBMessage(BaseModel):
             # A v1 message's own metadata and providerOptions belong to its content in v2, as in Mastra.
             if data.get("metadata") is not None:
                 converted["content"]["metadata"] = data["metadata"]
-            options = _provider_options(data)
+            options = provider_options(data)
             if options is not None:
                 converted["content"]["provider_metadata"] = options
             return converted
@@ -369,85 +371,6 @@ def _is_v2_content(content: Any) -> bool:
     return isinstance(content, MessageContentV2) or (
         isinstance(content, Mapping) and ("format" in content or "parts" in content)
     )
-
-
-def _tool_call_id(part: Mapping[str, Any]) -> Any:
-    return part.get("tool_call_id", part.get("toolCallId"))
-
-
-def _provider_options(raw: Mapping[str, Any]) -> Any:
-    """The AI SDK's ``providerOptions`` of a v1 message or part, which v2 (and Mastra) keeps as
-    ``providerMetadata``; ``None`` when absent."""
-    return raw.get("providerOptions", raw.get("provider_options"))
-
-
-def _with_provider_metadata(part: dict[str, Any], raw: Mapping[str, Any]) -> dict[str, Any]:
-    options = _provider_options(raw)
-    if options is not None:
-        part["provider_metadata"] = options
-    return part
-
-
-def _v1_parts_to_v2(content: Any) -> list[dict[str, Any]]:
-    """Convert v1 content (a string or an AI-SDK part list) to v2 part dicts.
-
-    Tool results are folded into a call of the same id in this list; a result without one becomes a
-    tool-invocation part of its own in state ``result``.
-    """
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        raise ValueError("content must be a string, a list of parts, or a format-2 content object")
-    parts: list[dict[str, Any]] = []
-    calls: dict[Any, dict[str, Any]] = {}
-    for raw in content:
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"content parts must be objects, got {type(raw).__name__}")
-        kind = raw.get("type")
-        if kind == "tool-call":
-            invocation = {
-                "state": "call",
-                "tool_call_id": _tool_call_id(raw),
-                "tool_name": raw.get("tool_name", raw.get("toolName")),
-                "args": raw.get("args", raw.get("input", {})),
-            }
-            part = {"type": "tool-invocation", "tool_invocation": invocation}
-            calls[invocation["tool_call_id"]] = invocation
-            parts.append(_with_provider_metadata(part, raw))
-        elif kind == "tool-result":
-            result = raw.get("result", raw.get("output"))
-            call = calls.get(_tool_call_id(raw))
-            if call is not None:
-                call["state"] = "result"
-                call["result"] = result
-            else:
-                parts.append(_tool_result_part(raw))
-        elif kind == "image":
-            image = {
-                "type": "file",
-                "mime_type": raw.get("mime_type", raw.get("mimeType", "image/*")),
-                "data": raw.get("image"),
-            }
-            parts.append(_with_provider_metadata(image, raw))
-        elif kind == "reasoning" and "reasoning" not in raw and "text" in raw:
-            parts.append({"type": "reasoning", "reasoning": raw["text"]})
-        else:
-            part = {k: v for k, v in raw.items() if k not in ("providerOptions", "provider_options")}
-            parts.append(_with_provider_metadata(part, raw))
-    return parts
-
-
-def _tool_result_part(raw: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "tool-invocation",
-        "tool_invocation": {
-            "state": "result",
-            "tool_call_id": _tool_call_id(raw),
-            "tool_name": raw.get("tool_name", raw.get("toolName")),
-            "args": {},
-            "result": raw.get("result", raw.get("output")),
-        },
-    }
 
 
 def _as_validation_error(exc: PydanticValidationError, what: str) -> ValidationError:
@@ -544,10 +467,10 @@ def _fold_tool_message(
         if not isinstance(raw, Mapping):
             raise ValidationError(f"message [{position}]: content parts must be objects")
         if raw.get("type") == "tool-result":
-            call_id, result = _tool_call_id(raw), raw.get("result", raw.get("output"))
+            call_id, result = tool_call_id(raw), raw.get("result", raw.get("output"))
         elif raw.get("type") == "tool-invocation":
             invocation = raw.get("tool_invocation", raw.get("toolInvocation")) or {}
-            call_id, result = _tool_call_id(invocation), invocation.get("result")
+            call_id, result = tool_call_id(invocation), invocation.get("result")
         else:
             raise ValidationError(
                 f"message [{position}]: role 'tool' messages may only hold tool results, "
@@ -555,7 +478,7 @@ def _fold_tool_message(
             )
         if not _attach_result(earlier, call_id, result):
             unmatched.append(
-                _tool_result_part(raw)
+                tool_result_part(raw)
                 if raw.get("type") == "tool-result"
                 else {**raw, "type": "tool-invocation"}
             )
