@@ -40,7 +40,6 @@ from mastra_memory_conformance.targets import (
 __all__ = ["URL_ENV", "ferretdb_target", "register_conformance_targets"]
 
 URL_ENV: Final = URL_ENV_VARS.get("mongodb", "MASTRA_MEMORY_TEST_MONGODB_URI")
-DIMENSION: Final = 8
 
 
 def _database() -> str:
@@ -54,7 +53,7 @@ def _settings(url: str, db_name: str, **extra: Any) -> dict[str, Any]:
 def _in_fresh_database(url: str, **extra: Any) -> TargetSettings:
     """The vector store and the storage alike in a database of their own."""
     settings = _settings(url, _database(), **extra)
-    return TargetSettings(vector=settings, storage=dict(settings), options={"dimension": DIMENSION})
+    return TargetSettings(vector=settings, storage=dict(settings))
 
 
 def ferretdb_target(layout: str = "mastra-memory") -> ConformanceTarget:
@@ -106,7 +105,6 @@ def _atlas_local_target() -> ConformanceTarget:
         name="mongodb-atlas-local",
         vector_settings=lambda url: _settings(url, db_name, search_mode="atlas"),
         storage_settings=lambda url: _settings(url, db_name),
-        options={"dimension": DIMENSION},
         description="mongodb/mongodb-atlas-local (mongod with mongot: $vectorSearch) from the kit's pinned "
         "docker-compose.yml",
     )

@@ -26,15 +26,12 @@ from .server import opensearch_target
 __all__ = ["URL_ENV", "register_conformance_targets"]
 
 URL_ENV: Final = URL_ENV_VARS.get("opensearch", "MASTRA_MEMORY_TEST_OPENSEARCH_URL")
-#: The suite's vector dimension on every OpenSearch target.
-DIMENSION: Final = 8
-_OPTIONS: Final = {"dimension": DIMENSION}
 
 
 @hookimpl
 def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     """Register every OpenSearch target, most real first: ``opensearch-url``, ``opensearch-docker`` and
     ``opensearch-native``."""
-    register(url_target("opensearch", URL_ENV, options=_OPTIONS))
-    register(docker_target("opensearch", "opensearch", options=_OPTIONS))
-    register(opensearch_target(options=_OPTIONS))
+    register(url_target("opensearch", URL_ENV))
+    register(docker_target("opensearch", "opensearch"))
+    register(opensearch_target())

@@ -37,8 +37,6 @@ from .server import ServerUnavailable, local_server
 
 __all__ = ["native_target", "register_conformance_targets"]
 
-DIMENSION = 8
-
 
 def _settings(url: str, schema: str, **extra: Any) -> dict[str, Any]:
     return {"url": url, "schema_name": schema, **extra}
@@ -67,7 +65,6 @@ def native_target(layout: str = "mastra-memory") -> ConformanceTarget:
             yield TargetSettings(
                 vector=_settings(url, "conformance", **({"layout": "mastra"} if mastra else {})),
                 storage=_settings(url, "conformance", **({"layout": "mastra"} if mastra else {})),
-                options={"dimension": DIMENSION},
             )
         finally:
             server.__exit__(None, None, None)
@@ -99,7 +96,7 @@ def register_conformance_targets(register: RegisterConformanceTarget) -> None:
             yield TargetSettings(
                 vector=settings.vector,
                 storage=_settings(settings.vector["url"], schema),
-                options={"dimension": DIMENSION, **settings.options},
+                options=dict(settings.options),
             )
 
     docker = docker_target(
@@ -107,7 +104,6 @@ def register_conformance_targets(register: RegisterConformanceTarget) -> None:
         "pgvector",
         vector_settings=lambda dsn: _settings(dsn, "conformance"),
         storage_settings=lambda dsn: _settings(dsn, "conformance"),
-        options={"dimension": DIMENSION},
     )
     register(native_target())
     register(native_target("mastra"))

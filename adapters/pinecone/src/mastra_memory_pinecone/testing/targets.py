@@ -41,7 +41,6 @@ LOCAL_URL_ENV: Final = "MASTRA_MEMORY_TEST_PINECONE_LOCAL_URL"
 CLOUD_KEY_ENV: Final = "MASTRA_MEMORY_TEST_PINECONE_API_KEY"
 #: Seconds before the emulator shows a write: long enough that a missing wait fails, short enough to run.
 VISIBILITY_DELAY: Final = 0.05
-DIMENSION: Final = 8
 
 
 @provisioned_target(
@@ -59,7 +58,6 @@ def _emulated_target(tmp: Path) -> Iterator[TargetSettings]:
     with running_emulator(visibility_delay=VISIBILITY_DELAY) as emulator:
         yield TargetSettings(
             vector={"api_key": emulator.api_key, "controller_host_url": emulator.url, "wait_timeout": 30},
-            options={"dimension": DIMENSION},
         )
 
 
@@ -82,9 +80,7 @@ def _local_target(tmp: Path) -> Iterator[TargetSettings]:
         )
     if not is_loopback(urlsplit(url).hostname or ""):
         raise TargetUnavailable(f"{LOCAL_URL_ENV}={url!r} is not a loopback address")
-    yield TargetSettings(
-        vector={"api_key": "pclocal", "controller_host_url": url}, options={"dimension": DIMENSION}
-    )
+    yield TargetSettings(vector={"api_key": "pclocal", "controller_host_url": url})
 
 
 @provisioned_target(
@@ -99,7 +95,7 @@ def _cloud_target(tmp: Path) -> Iterator[TargetSettings]:
             "the conformance kit's socket guard allows loopback connections only, so it cannot reach "
             "api.pinecone.io; run adapters/pinecone's cloud smoke test (see docs/adapters/pinecone.md)"
         )
-    yield TargetSettings(vector={"api_key": key}, options={"dimension": DIMENSION})  # pragma: no cover
+    yield TargetSettings(vector={"api_key": key})  # pragma: no cover
 
 
 @hookimpl

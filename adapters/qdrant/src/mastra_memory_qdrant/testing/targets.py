@@ -42,11 +42,6 @@ __all__ = ["API_KEY_ENV", "URL_ENV", "register_conformance_targets"]
 
 URL_ENV: Final = URL_ENV_VARS.get("qdrant", "MASTRA_MEMORY_TEST_QDRANT_URL")
 API_KEY_ENV: Final = "MASTRA_MEMORY_TEST_QDRANT_API_KEY"
-#: The suite's vector dimension on every Qdrant target.
-DIMENSION: Final = 8
-
-
-_OPTIONS: Final = {"dimension": DIMENSION}
 
 
 @contextmanager
@@ -64,7 +59,6 @@ def _edge_target() -> ConformanceTarget:
         name="qdrant-edge",
         setting="edge_path",
         vector_settings={"edge_search_threads": 1},
-        options=_OPTIONS,
         description="Qdrant's Rust engine in-process (qdrant-edge-py), one shard per index",
     )
 
@@ -75,7 +69,6 @@ def _local_target() -> ConformanceTarget:
         "local",
         name="qdrant-local",
         setting="path",
-        options=_OPTIONS,
         description="qdrant-client's local mode on a temporary directory",
     )
 
@@ -88,7 +81,7 @@ def _url_target(tmp: Path) -> Iterator[TargetSettings]:
     key = os.environ.get(API_KEY_ENV, "").strip()
     if key:
         vector["api_key"] = key
-    yield TargetSettings(vector=vector, options=dict(_OPTIONS))
+    yield TargetSettings(vector=vector)
 
 
 @hookimpl
@@ -96,6 +89,6 @@ def register_conformance_targets(register: RegisterConformanceTarget) -> None:
     """Register every Qdrant target, most real first: ``qdrant-url``, ``qdrant-docker``, ``qdrant-edge``
     and ``qdrant-local``."""
     register(_url_target)
-    register(docker_target("qdrant", "qdrant", options=_OPTIONS))
+    register(docker_target("qdrant", "qdrant"))
     register(_edge_target())
     register(_local_target())

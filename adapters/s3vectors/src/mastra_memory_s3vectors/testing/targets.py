@@ -36,8 +36,6 @@ __all__ = ["BUCKET_ENV", "REGION_ENV", "register_conformance_targets"]
 
 BUCKET_ENV: Final = "MASTRA_MEMORY_TEST_S3VECTORS_BUCKET"
 REGION_ENV: Final = "MASTRA_MEMORY_TEST_S3VECTORS_REGION"
-#: The suite's vector dimension on every S3 Vectors target.
-DIMENSION: Final = 8
 #: Credentials S3Mock accepts (it checks none); never real ones.
 DUMMY_CREDENTIALS: Final = {"aws_access_key_id": "mastra-test", "aws_secret_access_key": "mastra-test"}
 
@@ -62,7 +60,7 @@ def _s3mock_target(tmp: Path) -> Iterator[TargetSettings]:
                 "create_bucket": True,
                 **DUMMY_CREDENTIALS,
             },
-            options={"dimension": DIMENSION, "server": f"S3Mock {S3MOCK_VERSION}"},
+            options={"server": f"S3Mock {S3MOCK_VERSION}"},
         )
 
 
@@ -82,7 +80,6 @@ def _aws_target(tmp: Path) -> Iterator[TargetSettings]:
         )
     yield TargetSettings(
         vector={"bucket": bucket, "region": region, "index_prefix": f"mmc{uuid.uuid4().hex[:6]}-"},
-        options={"dimension": DIMENSION},
     )
 
 
