@@ -33,6 +33,7 @@ from mastra_memory.stores.sqlite.snapshot import evaluate_filter
 from mastra_memory.stores.sqlite.storage import SQLiteStorage
 from mastra_memory.stores.sqlite.store import SQLiteVector
 from mastra_memory.stores.sqlite.translate import register_sql_functions, translate_cached
+from mastra_memory.stores.sqlite.vector_rows import column_rows
 
 from .test_sqlite_filter_differential import check_record_set, operator_documents, scalar_lists, scalars
 
@@ -210,7 +211,7 @@ async def test_an_odd_value_sends_the_key_back_to_exact_sql(odd: Any, flt: dict[
 
             def decide(conn: sqlite3.Connection) -> bool:
                 snapshot = store._snapshots[INDEX]
-                return evaluate_filter(node, snapshot, partial(store._column_rows, conn, INDEX)) is not None
+                return evaluate_filter(node, snapshot, partial(column_rows, conn, INDEX, None)) is not None
 
             return await store._db.run(decide)
 

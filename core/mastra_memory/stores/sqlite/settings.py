@@ -6,6 +6,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from ...plugins.settings import StoreSettings
+from .ann import DEFAULT_ANN_THRESHOLD
 
 DEFAULT_URL = "./memory.db"
 
@@ -21,3 +22,9 @@ class SQLiteSettings(StoreSettings):
     model_config = SettingsConfigDict(env_prefix="MASTRA_MEMORY_SQLITE_")
 
     url: str = Field(default=DEFAULT_URL, min_length=1)
+    #: Matching rows from which a search goes through the approximate index (``ann.py``; needs the
+    #: ``ann`` extra, exact otherwise): candidates from an HNSW graph, re-ranked exactly.
+    ann_threshold: int = Field(default=DEFAULT_ANN_THRESHOLD, ge=1)
+    #: Build the approximate index in a background thread on the first large search (False: only
+    #: ``SQLiteVector.build_ann_index`` builds it).
+    ann_background: bool = True

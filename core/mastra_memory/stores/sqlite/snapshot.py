@@ -1,5 +1,8 @@
 """The in-memory copy of one SQLite vector index: the float32 matrix and columnar copies of hot metadata keys.
 
+Why this module is long: the columns, their postings and the evaluator over them share
+one invariant (a column's facts decide whether numpy may answer exactly), easiest to check in one place.
+
 A :class:`Snapshot` holds one row *slot* per stored row, in ascending ``seq`` order (the table's row key),
 so a ``seq`` is found by binary search. It is maintained incrementally by the store's own writes —
 appended, replaced in place, or killed (a tombstone; compacted once a quarter of the slots are dead) —
@@ -17,9 +20,6 @@ the exact SQL: the facts decide which evaluator runs, never a weaker condition.
 Postings. A column looked up by string equality (``resource_id``, ``thread_id``) also groups its slots by
 value (:class:`Postings`), so a scoped filter is evaluated over that scope's slots alone
 (:func:`matching_slots`), not over every row of the index (issue 28).
-
-Why this module is long: the columns, their postings and the evaluator over them share one invariant (a
-column's facts decide whether numpy may answer exactly), which is easiest to check in one place.
 """
 
 from __future__ import annotations

@@ -1,11 +1,17 @@
-"""The embedded SQLite vector store: exact search with numpy, metadata filters translated to SQL.
+"""The embedded SQLite vector store: exact search with numpy (an approximate index above a size
+threshold, ``ann.py``), metadata filters translated to SQL.
+
+Why this module is long: the snapshot cache, the scope snapshots (``scopes.py``), the
+approximate index's change hook and their invalidation stay in this module, because their invariant (the
+generation token read in the same transaction as the rows, every cached copy patched or dropped by the
+write that changes it) is easiest to check in one place. Reading rows is ``vector_rows.py``, the exact
+scorer ``search.py``.
 
 Layout. A registry table ``mastra_vector_indexes`` (name, dimension, metric, config, generation) and one
 table per index, ``mastra_vectors__<index>`` (seq, id, vector as little-endian float32 BLOB, metadata as
 JSON text). One table per index rather than one shared table keyed by index name: an index is then a
 unit of its own — deleting it is a DROP TABLE, an exact scan reads only its rows, and its expression
-indexes cover only its rows. Table names are built from index names that the base class validated
-against ``^[a-z][a-z0-9_]{0,62}$`` (checked again here), so they never carry user text that needs quoting.
+indexes cover only its rows (names: ``vector_rows.py``).
 
 Search. Each index's vectors are held in memory as one float32 matrix (a snapshot, ``snapshot.py``)
 tagged with the registry's ``generation``, a fresh token written by every change to the index in the same
@@ -18,21 +24,18 @@ no longer equals the snapshot's, so the patched snapshot is never trusted.
 
 Filters. A filtered query first tries :func:`~.snapshot.evaluate_filter` over columnar copies of the
 filter's top-level keys (exact while no row holds a list or an object at such a key); otherwise it selects
-the matching rows with the translated SQL. Either way only those rows of the snapshot are scored. All
-database work runs on the connection's single worker thread, which serialises concurrent tasks and owns
-the snapshots.
+the matching rows with the translated SQL. Either way only those rows of the snapshot are scored: all of
+them, or, once they number ``ann_threshold`` or more, the candidates of an HNSW graph plus the rows it
+does not hold (``ann.py``), re-ranked exactly. All database work runs on the connection's single worker
+thread, which serialises concurrent tasks and owns the snapshots.
 
 Manifest. ``SQLITE_CAPABILITIES`` is declared in ``capabilities.py`` (docs/spec.md §2.9) and re-exported
 here.
-
-Why this module is long: the snapshot cache, the scope snapshots (``scopes.py``) and their invalidation
-stay in this module, because their invariant (the generation token read in the same transaction as the
-rows, every cached copy patched or dropped by the write that changes it) is easiest to check in one
-place. The exact scorer is ``search.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sqlite3
@@ -41,7 +44,6 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from hashlib import sha256
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -49,13 +51,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
-from ...errors import ValidationError
 from ...filters.ast import Node
 from ...filters.numbers import in_int64
 from ...vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector, _parsed
 from ...vector.metadata import first_problem
-from ...vector.records import PORTABLE_INDEX_NAME, IndexConfig, IndexStats, QueryResult
+from ...vector.records import IndexConfig, IndexStats, QueryResult
 from ...vector.sql_translate import IDENTIFIER
+from .ann import AnnRoute
 from .capabilities import SQLITE_CAPABILITIES
 from .connection import SQLiteConnection
 from .scopes import (
@@ -64,28 +66,36 @@ from .scopes import (
     ScopeCache,
     nonscalar_index_name,
     nonscalar_index_sql,
-    nonscalar_probe_sql,
     scopes_of,
     value_sql,
 )
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_URL, SQLiteSettings
-from .snapshot import Snapshot, decoded, matching_slots, spare
+from .snapshot import Snapshot, decoded, matching_slots
 from .translate import (
     SqlFragment,
     SQLiteFilterTranslator,
     register_sql_functions,
     translate_cached,
 )
+from .vector_rows import (
+    REGISTRY,
+    TABLE_PREFIX,
+    column_rows,
+    load_snapshot,
+    scalar_index,
+)
+from .vector_rows import blob as _blob
+from .vector_rows import from_blob as _from_blob
+from .vector_rows import metadata_index_name as _metadata_index_name
+from .vector_rows import table as _table
 
-__all__ = ["SQLITE_CAPABILITIES", "SQLFileVector", "SQLiteVector"]
+__all__ = ["SQLITE_CAPABILITIES", "TABLE_PREFIX", "SQLFileVector", "SQLiteVector"]
 
 logger = logging.getLogger("mastra_memory.stores.sqlite.store")
 
 T = TypeVar("T")
 
-REGISTRY: Final = "mastra_vector_indexes"
-TABLE_PREFIX: Final = "mastra_vectors__"
 _FLOAT32: Final = np.dtype("<f4")
 # Query options of ANN indexes; exact search already returns the exact answer, so they change nothing.
 _ANN_QUERY_OPTIONS: Final = frozenset({"ef", "probes"})
@@ -106,25 +116,6 @@ class _IndexRow:
     dimension: int
     metric: Metric
     generation: str
-
-
-def _table(name: str) -> str:
-    if not PORTABLE_INDEX_NAME.fullmatch(name):  # the base validated it; never build SQL from anything else
-        raise ValidationError(f"invalid index name {name!r}")
-    return f'"{TABLE_PREFIX}{name}"'
-
-
-def _metadata_index_name(index: str, key: str) -> str:
-    digest = sha256(f"{index}\x00{key}".encode()).hexdigest()[:16]
-    return f'"mastra_vidx_{digest}"'
-
-
-def _blob(vector: npt.NDArray[np.floating]) -> bytes:
-    return np.ascontiguousarray(vector, dtype=_FLOAT32).tobytes()
-
-
-def _from_blob(blob: bytes) -> list[float]:
-    return [float(x) for x in np.frombuffer(blob, dtype=_FLOAT32)]
 
 
 def _storable_problem(value: Any, path: str) -> str | None:
@@ -187,7 +178,9 @@ class SQLiteVector(SQLFileVector):
     characters (``thread_id``); equality and ``$in`` filters on such a top-level key can use it, and a
     query requiring one string at such a key (a scoped recall) reads only that scope's rows while the
     whole index is not in memory (``scopes.py``). ``scope_rows`` bounds the rows kept in such scope
-    snapshots (0: always load the whole index).
+    snapshots (0: always load the whole index). A search matching ``ann_threshold`` rows or more goes
+    through an approximate index with exact re-ranking when the ``ann`` extra is installed (``ann.py``,
+    :meth:`build_ann_index`).
     """
 
     capabilities = SQLITE_CAPABILITIES
@@ -204,10 +197,12 @@ class SQLiteVector(SQLFileVector):
         self._snapshots: dict[str, Snapshot] = {}
         self._scope_rows = scope_rows
         self._scopes: dict[str, ScopeCache] = {}
+        self._ann = AnnRoute(self._db.path, self.settings.ann_threshold, self.settings.ann_background)
 
     async def close(self) -> None:
         """Close the database connection and drop the in-memory snapshots."""
         await self._db.close()
+        self._ann.close()
         self._prepared = None
         self._snapshots.clear()
         self._scopes.clear()
@@ -270,6 +265,7 @@ class SQLiteVector(SQLFileVector):
         snapshot: Snapshot | None,
         patch: Callable[[Snapshot], bool],
         scope_patch: Callable[[Scope, Snapshot], bool],
+        touched: npt.NDArray[np.int64],
     ) -> None:
         """Record a change to the index (same transaction as the change) and patch or drop its snapshot
         and its scope snapshots (``index`` is the registry row read in this transaction).
@@ -282,6 +278,7 @@ class SQLiteVector(SQLFileVector):
         scopes = self._scopes.get(name)
         if scopes is not None:
             scopes.changed(index.generation, token, scope_patch)
+        self._ann.touched(name, touched)  # rows the approximate index may no longer hold as they are
         if snapshot is None:
             return
         snapshot.generation = token
@@ -295,29 +292,9 @@ class SQLiteVector(SQLFileVector):
         current = None
         self._snapshots.pop(name, None)  # release the old matrix before the new one is read
         self._scopes.pop(name, None)  # the whole index answers every scope now
-        snapshot = self._load(conn, name, index, "", ())
+        snapshot = load_snapshot(conn, name, index.dimension, index.generation, "", ())
         self._snapshots[name] = snapshot
         return snapshot
-
-    @staticmethod
-    def _load(
-        conn: sqlite3.Connection, name: str, index: _IndexRow, where: str, params: tuple[Any, ...]
-    ) -> Snapshot:
-        """A snapshot of the rows ``where`` selects (every row for ``""``), read in seq order."""
-        table = _table(name)
-        (count,) = conn.execute(f"SELECT count(*) FROM {table} {where}", params).fetchone()
-        seqs = np.empty(spare(count), dtype=np.int64)
-        ids: list[str] = []
-        matrix = np.empty((spare(count), index.dimension), dtype=_FLOAT32)
-        flat = matrix.reshape(-1).view(np.uint8)
-        width = index.dimension * _FLOAT32.itemsize
-        # Rows go straight into the preallocated matrix: no list of blobs, no joined copy (peak RSS).
-        rows = conn.execute(f"SELECT seq, id, vector FROM {table} {where} ORDER BY seq", params)
-        for i, (seq, rid, blob) in enumerate(rows):
-            seqs[i] = seq
-            ids.append(rid)
-            flat[i * width : (i + 1) * width] = np.frombuffer(blob, dtype=np.uint8)
-        return Snapshot(index.generation, seqs, ids, matrix)
 
     def _scope_snapshot(
         self, conn: sqlite3.Connection, name: str, index: _IndexRow, node: Node
@@ -336,61 +313,18 @@ class SQLiteVector(SQLFileVector):
                 return scope, hit
         table = _table(name)
         for scope in wanted:
-            if not self._scalar_index(conn, name, scope.key):
+            if not scalar_index(conn, name, scope.key):
                 continue
             where = f"WHERE {value_sql(scope.key)} = ?"
             (count,) = conn.execute(f"SELECT count(*) FROM {table} {where}", (scope.value,)).fetchone()
             if count > self._scope_rows // 2:
                 return None  # a scope this large would evict the others: the whole index serves it
-            snapshot = self._load(conn, name, index, where, (scope.value,))
+            if count >= self._ann.threshold and self._ann.usable():
+                return None  # large enough for the approximate index, which covers the whole index
+            snapshot = load_snapshot(conn, name, index.dimension, index.generation, where, (scope.value,))
             cache.put(scope, snapshot)
             return scope, snapshot
         return None
-
-    @staticmethod
-    def _scalar_index(conn: sqlite3.Connection, name: str, key: str) -> bool:
-        """Whether ``key`` has its metadata index and no row holds a list or an object there: then the
-        index alone finds every row whose value is a given scalar (scopes.py)."""
-        names = [_metadata_index_name(name, key), nonscalar_index_name(name, key)]
-        (found,) = conn.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)",
-            [n.strip('"') for n in names],
-        ).fetchone()
-        return bool(found == 2) and conn.execute(nonscalar_probe_sql(_table(name), key)).fetchone() is None
-
-    @classmethod
-    def _column_rows(cls, conn: sqlite3.Connection, name: str, scope: Scope | None, path: str) -> Any:
-        """(seq, json_type, value) at JSON path ``path`` of every row (of ``scope``'s rows): a snapshot
-        column's source."""
-        key = path[3:-1]  # snapshot.py asks for '$."key"' only
-        if scope is None and IDENTIFIER.fullmatch(key) and cls._scalar_index(conn, name, key):
-            return cls._column_from_index(conn, name, key)
-        where, params = (
-            ("", {}) if scope is None else (f"WHERE {value_sql(scope.key)} = :v", {"v": scope.value})
-        )
-        return conn.execute(
-            f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {_table(name)} {where}",
-            {"p": path, **params},
-        )
-
-    @staticmethod
-    def _column_from_index(conn: sqlite3.Connection, name: str, key: str) -> Any:
-        """The column source read from the key's expression index instead of every row's JSON (1M rows:
-        1.7 s instead of 8.9 s here). The index holds ``json_extract`` values, which cannot tell JSON null
-        from a missing key, nor true/false from 1/0 (no list or object, :meth:`_scalar_index` checked):
-        those rows alone are read again for their ``json_type``."""
-        table, value = _table(name), value_sql(key)
-        kinds = {str: "text", int: "integer", float: "real"}
-        for seq, found in conn.execute(f"SELECT seq, {value} FROM {table} ORDER BY {value}"):
-            if found is None or (type(found) is not str and found in (0, 1)):
-                continue
-            yield seq, kinds[type(found)], found
-        path = {"p": f'$."{key}"'}
-        for where in (f"{value} IS NULL", f"{value} IN (0, 1)"):
-            yield from conn.execute(
-                f"SELECT seq, json_type(metadata, :p), json_extract(metadata, :p) FROM {table} WHERE {where}",
-                path,
-            )
 
     # --- validation specific to SQLite ---------------------------------------------------------
 
@@ -486,6 +420,7 @@ class SQLiteVector(SQLFileVector):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
             self._snapshots.pop(name, None)
             self._scopes.pop(name, None)
+            self._ann.forget(name)
 
         await self._write(delete)
 
@@ -543,7 +478,7 @@ class SQLiteVector(SQLFileVector):
             def scope_patch(scope: Scope, snapshot: Snapshot) -> bool:
                 return ScopeCache.upsert(scope, snapshot, gone, seqs, ids_, matrix, metas())
 
-            self._changed(conn, name, index, ours, patch, scope_patch)
+            self._changed(conn, name, index, ours, patch, scope_patch, np.concatenate([gone, seqs]))
 
         await self._write(upsert)
 
@@ -590,6 +525,7 @@ class SQLiteVector(SQLFileVector):
                     lambda scope, snapshot: ScopeCache.update(
                         scope, snapshot, seqs, new_vector, new_metadata
                     ),
+                    seqs,
                 )
 
         await self._write(update)
@@ -637,6 +573,7 @@ class SQLiteVector(SQLFileVector):
             ours,
             lambda snapshot: snapshot.apply_delete(seqs),
             lambda scope, snapshot: ScopeCache.delete(scope, snapshot, seqs),
+            seqs,
         )
 
     # --- hooks: query --------------------------------------------------------------------------
@@ -702,8 +639,16 @@ class SQLiteVector(SQLFileVector):
             rows = self._matching_slots(conn, name, snapshot, fragment, None)
         if rows is None or rows.size == 0:
             return []
-        scores = exact_scores(snapshot, rows, vector, index.metric)
-        chosen, chosen_scores = top_k_rows(rows, scores, snapshot.ids, top_k)
+        approximate = None
+        if scoped is None or snapshot is self._snapshots.get(name):
+            approximate = self._ann.search(
+                name, _table(name), REGISTRY, snapshot, rows, vector, top_k, index.metric
+            )
+        if approximate is not None:
+            chosen, chosen_scores = approximate
+        else:
+            scores = exact_scores(snapshot, rows, vector, index.metric)
+            chosen, chosen_scores = top_k_rows(rows, scores, snapshot.ids, top_k)
         metadata = self._metadata_of(conn, name, snapshot.seqs[chosen])
         return [
             QueryResult(
@@ -729,7 +674,7 @@ class SQLiteVector(SQLFileVector):
             return snapshot.live_slots()
         if fragment.node is not None:
             # A scoped recall (resource_id or thread_id equal to a string) reads only that scope's slots.
-            slots = matching_slots(fragment.node, snapshot, partial(self._column_rows, conn, name, scope))
+            slots = matching_slots(fragment.node, snapshot, partial(column_rows, conn, name, scope))
             if slots is not None:
                 return slots
         sql = f"SELECT seq FROM {_table(name)} WHERE {fragment.sql}"
@@ -744,6 +689,22 @@ class SQLiteVector(SQLFileVector):
         wanted = json.dumps([int(s) for s in seqs])
         sql = f"SELECT seq, metadata FROM {_table(name)} WHERE seq IN (SELECT value FROM json_each(?))"
         return {int(seq): json.loads(meta) for seq, meta in conn.execute(sql, (wanted,))}
+
+    async def build_ann_index(self, name: str) -> None:
+        """Build (or extend with the rows it lacks) the approximate index of ``name`` now and wait for it
+        (``ann.py``); a no-op without the ``ann`` extra. Searches use it once their matching rows reach
+        ``ann_threshold``."""
+        if not self._ann.usable():
+            return
+
+        def start(conn: sqlite3.Connection) -> Any:
+            index = self._index_row(conn, "QUERY", name)
+            snapshot = self._snapshot(conn, name, index)
+            return self._ann.build(name, _table(name), REGISTRY, snapshot, index.metric)
+
+        future = await self._read(start)
+        if future is not None:
+            await asyncio.wrap_future(future)
 
     def translate_filter(self, flt: Any) -> Any:
         """As :meth:`MastraVector.translate_filter`, through a bounded cache of translations (docs/spec.md

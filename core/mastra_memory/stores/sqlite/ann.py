@@ -1,0 +1,501 @@
+"""The approximate route of the SQLite vector store: an HNSW graph (faiss) behind exact re-ranking (issue 28).
+
+When. A search over the whole-index snapshot whose matching rows number at least the threshold
+(``SQLiteSettings.ann_threshold``, 50,000 by default) asks the graph for candidates, then scores them
+exactly (``search.py``) with the snapshot's float32 vectors: scores are the exact ones, only recall is
+approximate (measured ≥ 0.99 at recall@10, docs/performance.md). Below the threshold, without the optional
+``faiss-cpu`` package (``mastra-memory[ann]``), or while no graph is ready, the search is exact.
+
+Exactness of what is returned. Candidates are graph positions; each position names the row ``seq`` it
+was built from. A position counts only while the snapshot holds a live row with that seq *and* the same
+vector (checked against the graph's stored vectors when a graph is attached to a new snapshot; our own
+later writes mark the seqs they touch). Filters are evaluated exactly by the store first; the graph
+search is restricted to the matching positions inside faiss (``IDSelectorBitmap``), and every matching
+row the graph does not hold (newer, updated, or written by another process since the build) is scored
+exactly beside the candidates. So a result is never a deleted or updated-away vector, never outside the
+filter (the tenant scope is a filter), and rows newer than the graph are always searched.
+
+Building. The first large search starts a build in a background thread reading its own consistent
+connection to the file (never the live snapshot, which writes patch in place) and answers exactly until
+the graph is ready; once more than ``max(10,000, 10 %)`` of the matching rows are outside the graph, the
+graph is extended (or rebuilt when a quarter of its positions went stale) the same way.
+:meth:`AnnRoute.build` builds on demand and waits. A ``:memory:`` database builds on the caller's thread
+from the snapshot and keeps the graph in memory only.
+
+Persistence. Beside the file, ``<file>.ann/<index>/<build>/`` holds ``graph.faiss`` and ``seqs.npy``, and
+``<file>.ann/<index>/current.json`` names the build (replaced atomically). The graph's vectors are
+memory-mapped (``IO_FLAG_MMAP_IFC``), so a restart attaches it without rebuilding. One process builds at a
+time (``flock`` on ``<index>/build.lock``); the others keep their graph or search exactly.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ...capabilities import Metric
+from .search import exact_scores, top_k_rows
+from .snapshot import FLOAT32, Snapshot
+
+__all__ = ["DEFAULT_ANN_THRESHOLD", "AnnGraph", "AnnRoute", "faiss_available"]
+
+logger = logging.getLogger("mastra_memory.stores.sqlite.ann")
+
+#: Matching rows from which a search goes through the graph.
+DEFAULT_ANN_THRESHOLD: Final = 50_000
+# HNSW parameters measured in tests/benchmarks/ann_libraries.py (recall@10 = 1.000 at ef 64 on 100k).
+_M: Final = 16
+_EF_CONSTRUCTION: Final = 128
+_EF_MIN: Final = 128
+_EF_MAX: Final = 1024
+_BUILD_CHUNK: Final = 20_000
+_ADD_CHUNK: Final = 2_000  # rows added between two checks that the store is still open
+# Stored graph vectors within this of the snapshot's (after the same normalisation) count as the same.
+_SAME_VECTOR: Final = 1e-5
+
+
+def _faiss() -> Any:
+    """The faiss module, imported on first use (an optional dependency; its stubs are partial)."""
+    return importlib.import_module("faiss")
+
+
+def faiss_available() -> bool:
+    try:
+        _faiss()
+    except ImportError:
+        return False
+    return True
+
+
+def _prepared(block: npt.NDArray[np.float32], metric: Metric) -> npt.NDArray[np.float32]:
+    """Vectors as the graph holds them: unit length for cosine (inner product), as stored otherwise."""
+    out = np.array(block, dtype=FLOAT32, copy=True)
+    if metric == "cosine":
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+    return out
+
+
+def _new_graph(dimension: int, metric: Metric) -> Any:
+    faiss = _faiss()
+
+    kind = faiss.METRIC_L2 if metric == "euclidean" else faiss.METRIC_INNER_PRODUCT
+    graph = faiss.IndexHNSWFlat(dimension, _M, kind)
+    graph.hnsw.efConstruction = _EF_CONSTRUCTION
+    return graph
+
+
+@dataclass(eq=False)
+class AnnGraph:
+    """One HNSW graph: position ``p`` holds the vector of row ``seqs[p]`` as it was when added."""
+
+    graph: Any
+    seqs: npt.NDArray[np.int64]
+    dimension: int
+    metric: Metric
+    generation: str  # the registry generation of the rows it was built from
+    build: str = ""  # the build directory's name ("" in memory only)
+    # The mapping onto one snapshot (recomputed when the snapshot or its generation changes).
+    snapshot: Snapshot | None = field(default=None, repr=False)
+    mapped_generation: str = ""
+    bad: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    slots: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    covered: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    outside: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    touched: list[npt.NDArray[np.int64]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return int(self.seqs.size)
+
+    def stored(self) -> npt.NDArray[np.float32]:
+        """The graph's vectors (a view of its storage, memory-mapped when loaded from a file)."""
+        faiss = _faiss()
+
+        storage = faiss.downcast_index(self.graph.storage)
+        flat = faiss.rev_swig_ptr(storage.get_xb(), self.size * self.dimension)
+        return np.asarray(flat).reshape(self.size, self.dimension)
+
+    def attach(self, snapshot: Snapshot) -> None:
+        """Map positions onto ``snapshot``'s slots: which positions still hold a live row's current vector
+        (``bad`` otherwise), and the live slots no good position covers (``outside``)."""
+        if snapshot is self.snapshot and snapshot.generation == self.mapped_generation:
+            return
+        slots = snapshot.find(self.seqs) if self.size else np.zeros(0, dtype=np.int64)
+        if snapshot is self.snapshot:
+            # Same snapshot: every change since was our own write, which listed the seqs it touched.
+            bad = self.bad | (slots < 0)
+            if self.touched:
+                bad |= np.isin(self.seqs, np.concatenate(self.touched))
+        else:
+            bad = slots < 0
+            if snapshot.generation != self.generation:
+                bad |= ~self._same_vectors(snapshot, slots)
+        self.touched = []
+        self.bad = bad
+        self.slots = np.where(bad, -1, slots)
+        covered = np.zeros(snapshot.n, dtype=np.bool_)
+        covered[self.slots[~bad]] = True
+        self.covered = covered
+        self.outside = np.flatnonzero(~covered & snapshot.live[: snapshot.n]).astype(np.int64)
+        self.snapshot = snapshot
+        self.mapped_generation = snapshot.generation
+
+    def _same_vectors(self, snapshot: Snapshot, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Per position, whether the snapshot's row holds the vector the graph was given (chunked)."""
+        same = np.zeros(self.size, dtype=np.bool_)
+        stored = self.stored()
+        for start in range(0, self.size, 8192):
+            part = slots[start : start + 8192]
+            found = part >= 0
+            rows = _prepared(snapshot.matrix[part[found]], self.metric)
+            diff = np.abs(stored[start : start + part.size][found] - rows).max(axis=1, initial=0.0)
+            chunk = np.zeros(part.size, dtype=np.bool_)
+            chunk[found] = diff <= _SAME_VECTOR
+            same[start : start + part.size] = chunk
+        return same
+
+    def candidates(
+        self, snapshot: Snapshot, rows: npt.NDArray[np.int64], vector: npt.NDArray[np.float64], k: int
+    ) -> npt.NDArray[np.int64]:
+        """Slots to score exactly: the graph's best matches among ``rows`` plus every row of ``rows`` the
+        graph does not hold (ascending, distinct)."""
+        faiss = _faiss()
+
+        self.attach(snapshot)
+        everything = rows.size == snapshot.n - snapshot.dead
+        if everything:
+            outside = self.outside
+            allowed = ~self.bad
+        else:
+            wanted = np.zeros(snapshot.n, dtype=np.bool_)
+            wanted[rows] = True
+            outside = self.outside[wanted[self.outside]]
+            allowed = ~self.bad & wanted[np.maximum(self.slots, 0)]
+        selected = int(np.count_nonzero(allowed)) if not everything or self.bad.any() else self.size
+        parts = [outside]
+        if selected:
+            fetch = min(max(4 * k, 40), selected)
+            # A narrower filter leaves fewer matching neighbours per visited node: widen the list.
+            ef = min(_EF_MAX, max(_EF_MIN, fetch) * max(1, -(-self.size // selected)))
+            query = _prepared(vector.astype(FLOAT32).reshape(1, -1), self.metric)
+            if selected == self.size:
+                params = faiss.SearchParametersHNSW(efSearch=ef)
+            else:
+                bits = np.packbits(allowed, bitorder="little")
+                params = faiss.SearchParametersHNSW(
+                    sel=faiss.IDSelectorBitmap(self.size, faiss.swig_ptr(bits)), efSearch=ef
+                )
+            _, labels = self.graph.search(query, fetch, params=params)
+            found = labels[0][labels[0] >= 0]
+            parts.append(self.slots[found])
+        return np.unique(np.concatenate(parts))
+
+
+@dataclass
+class _Files:
+    """``<file>.ann/<index>/``: ``current.json`` naming the build directory, and ``build.lock``."""
+
+    root: Path
+
+    def current(self) -> tuple[str, str] | None:
+        """(build, generation) of the current build, or None."""
+        try:
+            meta = json.loads((self.root / "current.json").read_text())
+            return str(meta["build"]), str(meta["generation"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def publish(self, graph: AnnGraph) -> None:
+        faiss = _faiss()
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        build = uuid.uuid4().hex
+        folder = self.root / build
+        folder.mkdir()
+        faiss.write_index(graph.graph, str(folder / "graph.faiss"))
+        np.save(folder / "seqs.npy", graph.seqs)
+        meta = {"build": build, "generation": graph.generation, "dimension": graph.dimension}
+        meta |= {"metric": graph.metric, "count": graph.size}
+        tmp = self.root / f"current.{build}.tmp"
+        tmp.write_text(json.dumps(meta))
+        os.replace(tmp, self.root / "current.json")
+        graph.build = build
+        for old in self.root.iterdir():  # earlier builds (a mapped file stays readable once unlinked)
+            if old.is_dir() and old.name != build:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def load(self, dimension: int, metric: Metric) -> AnnGraph | None:
+        faiss = _faiss()
+
+        try:
+            meta = json.loads((self.root / "current.json").read_text())
+            folder = self.root / str(meta["build"])
+            if meta["dimension"] != dimension or meta["metric"] != metric:
+                return None
+            seqs = np.load(folder / "seqs.npy")
+            graph = faiss.read_index(str(folder / "graph.faiss"), faiss.IO_FLAG_MMAP_IFC)
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+            return None
+        if graph.ntotal != seqs.size or graph.d != dimension:
+            return None
+        generation, build = str(meta["generation"]), str(meta["build"])
+        return AnnGraph(graph, seqs.astype(np.int64), dimension, metric, generation, build)
+
+    def lock(self) -> Any:
+        """An exclusive build lock, or None when another process holds it."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / "build.lock", "a+")  # noqa: SIM115 - held until the build ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return None
+        return handle
+
+
+def _read_rows(
+    path: str, table: str, registry: str, name: str, after: int, extra: npt.NDArray[np.int64]
+) -> tuple[str, list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]]:
+    """(generation, chunks of (seqs, vectors)) of the rows with seq > ``after`` or in ``extra``, read in one
+    transaction on a connection of its own."""
+    conn = sqlite3.connect(path, timeout=10.0)
+    try:
+        conn.execute("BEGIN")
+        (generation,) = conn.execute(f"SELECT generation FROM {registry} WHERE name = ?", (name,)).fetchone()
+        chunks: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
+        queries: list[tuple[str, tuple[Any, ...]]] = [("seq > ?", (int(after),))]
+        if extra.size:  # rows the graph holds with an older vector: added again
+            listed = json.dumps([int(s) for s in extra])
+            queries.append(("seq IN (SELECT value FROM json_each(?))", (listed,)))
+        for where, params in queries:
+            cursor = conn.execute(f"SELECT seq, vector FROM {table} WHERE {where} ORDER BY seq", params)
+            while batch := cursor.fetchmany(_BUILD_CHUNK):
+                seqs = np.fromiter((s for s, _ in batch), dtype=np.int64, count=len(batch))
+                block = np.frombuffer(b"".join(v for _, v in batch), dtype=FLOAT32).reshape(len(batch), -1)
+                chunks.append((seqs, block))
+        conn.execute("COMMIT")
+        return str(generation), chunks
+    finally:
+        conn.close()
+
+
+class _Stopped(Exception):
+    """The store closed during a build."""
+
+
+class AnnRoute:
+    """The graphs of one store, their background builds, and the search through them."""
+
+    def __init__(self, path: str, threshold: int, background: bool) -> None:
+        self.threshold = threshold
+        self.background = background
+        self.in_memory = path == ":memory:"
+        self._path = path
+        self._graphs: dict[str, AnnGraph | None] = {}  # None: looked for on disk, none usable
+        self._futures: dict[str, Future[AnnGraph | None]] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._warned = False
+        self.builds = 0  # graphs built or extended by this store (tests read it)
+        self._guard = threading.Lock()
+        self._stop = threading.Event()
+
+    def close(self) -> None:
+        """Stop a running build (dropped, not published) and forget the graphs."""
+        self._stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._graphs.clear()
+        self._futures.clear()
+        self._stop = threading.Event()
+
+    def _files(self, name: str) -> _Files:
+        return _Files(Path(f"{self._path}.ann") / name)
+
+    def forget(self, name: str) -> None:
+        """The index was deleted: drop its graph and files."""
+        self._graphs.pop(name, None)
+        if not self.in_memory:
+            shutil.rmtree(self._files(name).root, ignore_errors=True)
+
+    def touched(self, name: str, seqs: npt.NDArray[np.int64]) -> None:
+        """Our own write changed the rows ``seqs`` (same transaction as the snapshot patch)."""
+        graph = self._graphs.get(name)
+        if graph is not None and seqs.size:
+            graph.touched.append(seqs)
+
+    def usable(self) -> bool:
+        if faiss_available():
+            return True
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "sqlite store: searches over %d+ rows stay exact; install mastra-memory[ann] (faiss-cpu) for "
+                "the approximate index",
+                self.threshold,
+            )
+        return False
+
+    def graph(self, name: str, dimension: int, metric: Metric) -> AnnGraph | None:
+        """The graph of ``name`` (a finished background build swapped in, or the persisted one loaded)."""
+        future = self._futures.get(name)
+        if future is not None and future.done():
+            del self._futures[name]
+            try:
+                built = future.result()
+            except _Stopped:
+                built = None
+            except Exception:  # a failed build leaves the exact route; logged, retried on a later search
+                logger.exception("sqlite store: building the approximate index of %r failed", name)
+                built = None
+            if built is not None:
+                self._graphs[name] = built
+        graph = self._graphs.get(name)
+        if graph is not None and (graph.dimension != dimension or graph.metric != metric):
+            self._graphs[name] = graph = None
+        if not self.in_memory and name not in self._futures:
+            current = self._files(name).current()
+            if current is not None and (graph is None or current[0] != graph.build):
+                # First use, or another process published a newer build.
+                newer = self._files(name).load(dimension, metric)
+                if newer is not None:
+                    self._graphs[name] = graph = newer
+        return graph
+
+    def search(
+        self,
+        name: str,
+        table: str,
+        registry: str,
+        snapshot: Snapshot,
+        rows: npt.NDArray[np.int64],
+        vector: npt.NDArray[np.float64],
+        k: int,
+        metric: Metric,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """The top ``k`` of ``rows`` through the graph (exactly scored), or None for the exact route."""
+        if rows.size < self.threshold or not self.usable():
+            return None
+        graph = self.graph(name, snapshot.matrix.shape[1], metric)
+        if graph is not None:
+            graph.attach(snapshot)
+            stale = int(np.count_nonzero(graph.bad))
+            if graph.outside.size > max(10_000, snapshot.n // 10) or stale > graph.size // 4:
+                base = graph if stale <= graph.size // 4 else None  # mostly stale: rebuilt
+                self._start(name, table, registry, snapshot, metric, base)
+        else:
+            self._start(name, table, registry, snapshot, metric, None)
+            if name in self._futures or self._graphs.get(name) is None:
+                return None
+            graph = self._graphs[name]
+            assert graph is not None
+        slots = graph.candidates(snapshot, rows, vector, k)
+        scores = exact_scores(snapshot, slots, vector, metric)
+        return top_k_rows(slots, scores, snapshot.ids, k)
+
+    # --- building ------------------------------------------------------------------------------------
+
+    def build(
+        self, name: str, table: str, registry: str, snapshot: Snapshot, metric: Metric
+    ) -> Future[AnnGraph | None] | None:
+        """Build (or extend) the graph of ``name`` now; the future (None for ``:memory:``, done already)."""
+        current = self.graph(name, snapshot.matrix.shape[1], metric) if faiss_available() else None
+        if current is not None:
+            current.attach(snapshot)
+            if int(np.count_nonzero(current.bad)) > current.size // 4:
+                current = None
+        return self._start(name, table, registry, snapshot, metric, current, force=True)
+
+    def _start(
+        self,
+        name: str,
+        table: str,
+        registry: str,
+        snapshot: Snapshot,
+        metric: Metric,
+        base: AnnGraph | None,
+        force: bool = False,
+    ) -> Future[AnnGraph | None] | None:
+        if name in self._futures:
+            return self._futures[name]
+        dimension = snapshot.matrix.shape[1]
+        if self.in_memory:
+            # No other connection can read a private database: build from the snapshot, here.
+            slots = snapshot.live_slots() if base is None else base.outside
+            chunk = (snapshot.seqs[slots].copy(), snapshot.matrix[slots])
+            self._graphs[name] = self._extend(base, [chunk], snapshot.generation, dimension, metric, None)
+            return None
+        if not self.background and not force:
+            return None
+        after = -1 if base is None else int(base.seqs.max(initial=-1))
+        extra = np.zeros(0, dtype=np.int64) if base is None else np.unique(base.seqs[base.bad])
+        files = self._files(name)
+
+        def job() -> AnnGraph | None:
+            lock = files.lock()
+            if lock is None:
+                return None  # another process is building; its graph is picked up when published
+            try:
+                generation, chunks = _read_rows(self._path, table, registry, name, after, extra)
+                if base is not None:
+                    # An owned copy to add to (a memory-mapped graph cannot grow).
+                    loaded = files.load(dimension, metric)
+                    if loaded is None or loaded.build != base.build:
+                        return None
+                    faiss = _faiss()
+
+                    loaded.graph = faiss.read_index(str(files.root / base.build / "graph.faiss"))
+                    return self._extend(loaded, chunks, generation, dimension, metric, files)
+                return self._extend(None, chunks, generation, dimension, metric, files)
+            finally:
+                lock.close()
+
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mastra-sqlite-ann")
+        future = self._pool.submit(job)
+        self._futures[name] = future
+        return future
+
+    def _extend(
+        self,
+        base: AnnGraph | None,
+        chunks: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]],
+        generation: str,
+        dimension: int,
+        metric: Metric,
+        files: _Files | None,
+    ) -> AnnGraph:
+        graph = _new_graph(dimension, metric) if base is None else base.graph
+        parts = [base.seqs] if base is not None else []
+        for seqs, block in chunks:
+            for start in range(0, seqs.size, _ADD_CHUNK):
+                if self._stop.is_set():
+                    raise _Stopped
+                graph.add(_prepared(block[start : start + _ADD_CHUNK], metric))
+            parts.append(np.asarray(seqs, dtype=np.int64))
+        seqs_all = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        built = AnnGraph(graph, seqs_all, dimension, metric, generation)
+        if files is not None:
+            files.publish(built)
+            # Serve the published file memory-mapped (the build's own copy is released).
+            mapped = files.load(dimension, metric)
+            if mapped is not None:
+                built = mapped
+        with self._guard:
+            self.builds += 1
+        return built
