@@ -42,7 +42,8 @@ from mastra_memory.memory.recall.fusion import CANDIDATES, FUSIONS
 from mastra_memory.memory.recall.search import search_messages
 
 EMBEDDERS = ("local/wordllama", "local/all-minilm-l6-v2")
-MODES = ("vector", "hybrid")
+#: "auto" (the default) is "hybrid" on the SQLite store the benchmark runs on: measured as configured.
+MODES = ("auto", "vector", "hybrid")
 KS = (5, 10)
 ADVERSARIAL = 5
 
@@ -323,6 +324,7 @@ async def run_embedder(
     cache: Path,
     workdir: Path,
     fusions: bool,
+    candidates: bool = False,
 ) -> dict[str, Any]:
     """Ingest every conversation with ``embedder_name``, then ask every question in each mode, by BM25
     alone and (``fusions``) by every fusion of the two candidate lists."""
@@ -345,6 +347,7 @@ async def run_embedder(
         indexer = memory.indexer()
         lexical = lexical_index_for(memory.vector)
         assert lexical is not None
+        kept: list[dict[str, Any]] = []
         for conv in conversations:
             sessions = conv.session_of()
             first = f"{conv.id}|s{conv.sessions[0].number}"
@@ -370,14 +373,22 @@ async def run_embedder(
                 rankers["fts5 bm25"].add([_dia(m) for m, _ in lexical_ranking], q.evidence, sessions)
                 if fusions:
                     found = await search_messages(
-                        indexer, q.text, top_k=CANDIDATES, flt=scope, threshold=None
+                        indexer, q.text, top_k=CANDIDATES, flt=scope, threshold=None, mode="vector"
                     )
                     vector_ranking = [(h.message_id, h.score) for h in found.hits]
+                    if candidates:
+                        kept.append({
+                            "conversation": conv.id,
+                            "evidence": sorted(q.evidence),
+                            "vector": vector_ranking,
+                            "lexical": lexical_ranking,
+                        })  # fmt: skip
                     for name, fuse in FUSIONS.items():
                         fused = fuse(vector_ranking, lexical_ranking)
                         rankers[f"fusion {name}"].add([_dia(m) for m, _ in fused], q.evidence, sessions)
         return {
             "embedder": embedder_name,
+            "candidates": kept,
             "ingest_s": ingest_s,
             "embedded_now": embedder.embedded,
             "rankers": {name: s.summary() for name, s in rankers.items()},
@@ -440,6 +451,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     cache=Path(args.cache),
                     workdir=Path(tmp),
                     fusions=args.fusions,
+                    candidates=bool(args.candidates),
                 )
             )
     questions = sum(len(c.questions) for c in conversations)
@@ -457,8 +469,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", default="reports/quality/embeddings.db", help="embedding cache file")
     parser.add_argument("--fusions", action="store_true", help="also score every fusion offline")
     parser.add_argument("--json", help="write the figures here as JSON")
+    parser.add_argument(
+        "--candidates", help="with --fusions: write each question's two candidate lists here (a folder)"
+    )
     args = parser.parse_args(argv)
     results = asyncio.run(run(args))
+    for result in results:
+        kept = result.pop("candidates")
+        if args.candidates:
+            folder = Path(args.candidates)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{result['embedder'].replace('/', '_')}.json").write_text(json.dumps(kept))
     print(table(results))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

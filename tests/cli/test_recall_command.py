@@ -41,6 +41,8 @@ def test_json_output_parses_and_classifies_every_message(invoke: Invoke, db: Pat
         "2",
         "--last",
         "2",
+        "--mode",  # the vector ranking this test classifies (hybrid ranks a context message second)
+        "vector",
         "--json",
         EXACT,
     )

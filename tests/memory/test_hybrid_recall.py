@@ -123,6 +123,61 @@ async def test_a_store_without_a_lexical_index_refuses_hybrid_before_embedding(t
     await vector.close()
 
 
+async def test_auto_the_default_is_hybrid_where_the_store_has_a_lexical_index(tmp_path: Path) -> None:
+    memory = Memory(
+        storage=f"sqlite:///{tmp_path / 'm.db'}",
+        embedder="hash/64",
+        options={"lastMessages": False, "semanticRecall": {"topK": 3, "messageRange": 0}},
+    )
+    assert memory.options.recall is not None
+    assert memory.options.recall.mode == "auto"
+    await _seed(memory)
+    question = "where does Biscuit hide?"
+
+    async def order(mode: str | None) -> list[tuple[str, float]]:
+        config = {"semanticRecall": {"mode": mode}} if mode else None
+        found = await memory.recall(
+            "t1", resource_id="ada", vector_search_string=question, per_page=0, thread_config=config
+        )
+        return [(h.message_id, h.score) for h in found.hits]
+
+    def lexical_table() -> bool:
+        with sqlite3.connect(tmp_path / "m.db") as conn:
+            table = "mastra_lexical__memory_messages_64"
+            return bool(conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone())
+
+    assert not lexical_table()
+    default = await order(None)
+    assert lexical_table()  # the hybrid search built the lexical index (mode vector never does)
+    assert default == await order("hybrid")
+    # semantic_search_messages runs in the configured mode too
+    searched = await memory.semantic_search_messages(question, resource_id="ada", top_k=3)
+    assert [(h.message.id, h.score) for h in searched.hits] == await order("hybrid")
+    await memory.close()
+
+
+async def test_auto_is_vector_on_a_store_without_a_lexical_index(tmp_path: Path) -> None:
+    vector = NoLexicalVector(str(tmp_path / "m.db"))
+    memory = _memory(tmp_path / "m.db", "auto", vector)
+    await _seed(memory)
+
+    found = await memory.recall("t1", resource_id="ada", vector_search_string="Biscuit", per_page=0)
+    pinned = await memory.recall(
+        "t1",
+        resource_id="ada",
+        vector_search_string="Biscuit",
+        per_page=0,
+        thread_config={"semanticRecall": {"mode": "vector"}},
+    )
+    assert [(h.message_id, h.score) for h in found.hits] == [(h.message_id, h.score) for h in pinned.hits]
+    with pytest.raises(CapabilityError, match="lexical_search"):  # the mode the call asks for is passed
+        await memory.semantic_search_messages(
+            "Biscuit", resource_id="ada", thread_config={"semanticRecall": {"mode": "hybrid"}}
+        )
+    await memory.close()
+    await vector.close()
+
+
 @pytest.mark.parametrize(
     ("text", "query"),
     [

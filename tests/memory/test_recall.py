@@ -362,11 +362,13 @@ async def test_long_query_is_chunked_and_each_chunk_searched(
     storage: SQLiteStorage, vector: SQLiteVector
 ) -> None:
     embedder = CountingEmbedder(32)
+    # Mode vector: the per-chunk union of docs/spec.md §5.3 step 7.5 (hybrid cuts the fused list to topK).
+    recall = {"topK": 1, "messageRange": 0, "scope": "thread", "mode": "vector"}
     memory = Memory(
         storage=storage,
         vector=vector,
         embedder=embedder,
-        options={"lastMessages": False, "semanticRecall": {"topK": 1, "messageRange": 0, "scope": "thread"}},
+        options={"lastMessages": False, "semanticRecall": recall},
     )
     await memory.create_thread("r", "t")
     first, last = "apples " * 3000, "zebras " * 3000

@@ -43,8 +43,10 @@ DEFAULT_EMBEDDER = "local/wordllama"
 
 #: Below these scores a hit is marked weak. Measured on the demo sample (docs/memory.md "Thresholds"):
 #: with local/wordllama the answering message scored 0.378-0.693 and every message of an unrelated thread
-#: at most 0.230. hash/<dim> has no such level (it measures shared words), so its hits are never marked.
-WEAK_SCORES = {"local/wordllama": 0.3}
+#: at most 0.230; with local/all-minilm-l6-v2 0.590-0.783 and at most 0.328. Scores stay cosine in every
+#: recall mode, so one level per embedder holds for all. hash/<dim> has no such level (it measures shared
+#: words), so its hits are never marked.
+WEAK_SCORES = {"local/wordllama": 0.3, "local/all-minilm-l6-v2": 0.45}
 
 DbOption = Annotated[
     Path | None,
@@ -122,6 +124,26 @@ class Scope(StrEnum):
 
     thread = "thread"
     resource = "resource"
+
+
+class Mode(StrEnum):
+    """How semantic recall ranks (``semanticRecall.mode``, docs/memory.md "Which embedder and mode to
+    pick")."""
+
+    auto = "auto"
+    vector = "vector"
+    hybrid = "hybrid"
+
+
+ModeOption = Annotated[
+    Mode,
+    typer.Option(
+        "--mode",
+        help="auto: vectors fused with the store's lexical index where it has one (the embedded SQLite "
+        "store does), vectors alone elsewhere; vector: vectors alone; hybrid: fused, refused by a store "
+        "without a lexical index.",
+    ),
+]
 
 
 def _untyped_flags(params: list[Any]) -> list[Any]:

@@ -109,14 +109,16 @@ def read_sample() -> MessageFile:
     return parse_lines(text.split("\n"), SAMPLE)
 
 
-def demo_options() -> dict[str, Any]:
-    """The Memory options of the demo: short history, resource-scoped recall of the 3 best matches."""
+def demo_options(mode: str = "auto") -> dict[str, Any]:
+    """The Memory options of the demo: short history, resource-scoped recall of the 3 best matches,
+    ranked in ``mode`` (``semanticRecall.mode``)."""
     return {
         "last_messages": LAST_MESSAGES,
         "semantic_recall": {
             "top_k": TOP_K,
             "message_range": MESSAGE_RANGE,
             "scope": "resource",
+            "mode": mode,
             "filter": {"thread_id": {"$ne": QUESTION_THREAD}},
         },
     }
@@ -187,6 +189,7 @@ async def run_demo(
     storage: str | None = None,
     vector: str | None = None,
     embedder_options: Mapping[str, Any] | None = None,
+    mode: str = "auto",
     loaded: Advance | None = None,
     asked: Advance | None = None,
 ) -> DemoReport:
@@ -195,7 +198,8 @@ async def run_demo(
     The store is the SQLite file ``db`` (default :func:`default_demo_db`; an earlier demo database there
     is replaced, anything else is refused), or ``storage`` (a URL or plugin name; the demo's threads are
     deleted from it first). ``vector`` (a URL or plugin name) overrides where the vectors go;
-    ``embedder_options`` go to the embedder (``Memory(embedder_options=...)``). ``loaded`` is
+    ``embedder_options`` go to the embedder (``Memory(embedder_options=...)``); ``mode`` is recall's
+    ``semanticRecall.mode``. ``loaded`` is
     called with the number of messages saved per batch, ``asked`` with 1 per question.
     """
     started = time.perf_counter()
@@ -207,7 +211,7 @@ async def run_demo(
         db = db if db is not None else default_demo_db()
         reset_demo_database(db)
     store = str(db if storage is None else storage) + (f" (vectors: {vector})" if vector is not None else "")
-    memory = memory_over(db, storage, vector_store, embedder, demo_options(), embedder_options)
+    memory = memory_over(db, storage, vector_store, embedder, demo_options(mode), embedder_options)
     try:
         await clear_demo_threads(memory)
         report = await load_messages(memory, sample, batch_size=16, advance=loaded)

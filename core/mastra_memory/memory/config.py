@@ -30,9 +30,10 @@ from .observational.options import (
 )
 
 Scope = Literal["thread", "resource"]
-#: How recall ranks (docs/memory.md "Which embedder and mode to pick"): vectors alone, or vectors fused with
-#: the store's lexical index (a store without one refuses "hybrid").
-RecallMode = Literal["vector", "hybrid"]
+#: How recall ranks (docs/memory.md "Which embedder and mode to pick"): vectors alone, vectors fused with
+#: the store's lexical index (a store without one refuses "hybrid"), or "auto" (the default): hybrid where
+#: the store declares a lexical index and is not on Mastra's layout, vector elsewhere (docs/spec.md §5.2).
+RecallMode = Literal["auto", "vector", "hybrid"]
 
 DEFAULT_WORKING_MEMORY_TEMPLATE = """# User Information
 - **First Name**:
@@ -77,7 +78,7 @@ class SemanticRecallConfig(_Config):
     top_k: int = Field(default=4, ge=1, strict=True)
     message_range: MessageRange = Field(default_factory=MessageRange)
     scope: Scope = "resource"
-    mode: RecallMode = "vector"
+    mode: RecallMode = "auto"
     threshold: float | None = Field(default=None, strict=True)
     index_name: str | None = None
     index_config: IndexConfig | None = None

@@ -757,6 +757,7 @@ class Memory:
             flt=flt,
             top_k=top_k,
             threshold=threshold if threshold is not None else recall.threshold,
+            mode=recall.mode,
         )
 
     async def search_messages(

@@ -20,6 +20,8 @@ from ..common import (
     JsonOption,
     Layout,
     LayoutOption,
+    Mode,
+    ModeOption,
     StorageOption,
     VectorOption,
     embedder_options,
@@ -53,6 +55,7 @@ def demo_command(
     embedder_option: EmbedderOptionsOption = None,
     layout: LayoutOption = Layout.auto,
     as_json: JsonOption = False,
+    mode: ModeOption = Mode.auto,
 ) -> None:
     """Show semantic recall at work, offline: load sample chats, then ask about them.
 
@@ -95,6 +98,7 @@ def demo_command(
                     storage=storage,
                     vector=vector,
                     embedder_options=extra,
+                    mode=mode.value,
                     loaded=lambda n: progress.advance(loading, n),
                     asked=lambda n: progress.advance(asking, n),
                 )

@@ -18,6 +18,8 @@ from ..common import (
     JsonOption,
     Layout,
     LayoutOption,
+    Mode,
+    ModeOption,
     Scope,
     StorageOption,
     Stores,
@@ -87,6 +89,7 @@ def recall_command(
     embedder_option: EmbedderOptionsOption = None,
     as_json: JsonOption = False,
     layout: LayoutOption = Layout.auto,
+    mode: ModeOption = Mode.auto,
 ) -> None:
     """Recall for a thread: recent history plus messages similar to QUESTION.
 
@@ -95,7 +98,12 @@ def recall_command(
     """
     options = {
         "last_messages": last,
-        "semantic_recall": {"top_k": top_k, "message_range": message_range, "scope": scope.value},
+        "semantic_recall": {
+            "top_k": top_k,
+            "message_range": message_range,
+            "scope": scope.value,
+            "mode": mode.value,
+        },
     }
     with user_errors():
         extra = embedder_options(embedder_option)

@@ -1,4 +1,5 @@
-"""The lexical index beside a vector store, for hybrid recall (``semanticRecall.mode: "hybrid"``).
+"""The lexical index beside a vector store, for hybrid recall (``semanticRecall.mode``: ``"hybrid"``, and
+``"auto"``, the default, wherever a store has one).
 
 A vector store that declares ``lexical_search`` in its capability manifest (docs/spec.md §2.9) has one:
 either it offers ``lexical_index()`` returning a :class:`LexicalIndex`, or it is the embedded SQLite store,
@@ -134,6 +135,27 @@ def lexical_index_for(vector: MastraVector) -> LexicalIndex | None:
         index = SQLiteLexicalIndex(vector.settings.url)
     _INDEXES[vector] = index
     return index
+
+
+def shares_mastra_layout(vector: MastraVector) -> bool:
+    """Whether ``vector`` works on Mastra's own tables (``layout="mastra"``, docs/spec.md §4.7), where
+    Mastra writes vectors too and ranks by them alone."""
+    return getattr(getattr(vector, "settings", None), "layout", None) == "mastra"
+
+
+def resolve_mode(vector: MastraVector, mode: str) -> str:
+    """The mode a recall runs in: ``"auto"`` is ``"hybrid"`` where the store's manifest declares a lexical
+    index, ``"vector"`` elsewhere and on Mastra's layout (docs/spec.md §5.3 step 7, [Δ]); ``"vector"`` and
+    ``"hybrid"`` are kept as given (``"hybrid"`` without a lexical index is refused by
+    :func:`require_lexical`).
+
+    Mastra's layout stays on vectors because Mastra writes there too: its messages never reach our
+    lexical rows, and its recall ranks by vectors, so vectors alone keep both sides' recall identical on
+    shared data.
+    """
+    if mode != "auto":
+        return mode
+    return "hybrid" if supports_lexical(vector) and not shares_mastra_layout(vector) else "vector"
 
 
 def require_lexical(vector: MastraVector) -> LexicalIndex:

@@ -28,7 +28,7 @@ from ...vector import QueryResult
 from ..config import MemoryConfig, RecallMode, Scope, SemanticRecallConfig
 from ..index.chunking import chunk_text
 from ..index.indexer import MessageIndexer
-from ..index.lexical import require_lexical
+from ..index.lexical import require_lexical, resolve_mode
 from ..results import Usage, usage
 from .fusion import CANDIDATES, fuse
 
@@ -112,17 +112,19 @@ async def search_messages(
     top_k: int,
     flt: Node,
     threshold: float | None,
-    mode: RecallMode = "vector",
+    mode: RecallMode = "auto",
 ) -> SearchResult:
     """Embed each chunk of ``query``, query concurrently, keep the best score per message, apply
     ``threshold`` (``score >= threshold``). docs/spec.md §5.3 step 7.
 
-    ``flt`` (from :func:`recall_filter`) is translated once for all the chunk queries. ``mode="hybrid"``
-    also searches the store's lexical index with the same filter and fuses the two rankings
-    (:mod:`.fusion`): the order is the fused one, the scores (and ``threshold``) stay cosine. A store
-    without a lexical index refuses that mode with ``CapabilityError`` before anything is embedded.
+    ``flt`` (from :func:`recall_filter`) is translated once for all the chunk queries. ``mode="auto"`` is
+    ``"hybrid"`` where the store has a lexical index (and is not on Mastra's layout), else ``"vector"``
+    (``resolve_mode`` in :mod:`..index.lexical`). ``mode="hybrid"`` also searches the store's lexical
+    index with the same filter and fuses the two rankings (:mod:`.fusion`): the order is the fused one,
+    the scores (and ``threshold``) stay cosine. A store without a lexical index refuses that mode with
+    ``CapabilityError`` before anything is embedded.
     """
-    if mode == "hybrid":
+    if resolve_mode(indexer.vector, mode) == "hybrid":
         return await _hybrid(indexer, query, top_k=top_k, flt=flt, threshold=threshold)
     chunks = chunk_text(query, indexer.chunk_size)
     if not chunks:
@@ -295,11 +297,12 @@ async def search_resource_messages(
     flt: Node,
     top_k: int,
     threshold: float | None,
+    mode: RecallMode = "auto",
 ) -> MessageSearchResult:
-    """Search, then read the hits' messages from storage and keep only those the resource (and thread,
-    when given) owns now: storage is the source of truth, so a vector with stale metadata (a message
-    since moved or deleted) never leaks a message of another resource."""
-    found = await search_messages(indexer, query, top_k=top_k, flt=flt, threshold=threshold)
+    """Search (in ``mode``, as recall does), then read the hits' messages from storage and keep only those
+    the resource (and thread, when given) owns now: storage is the source of truth, so a vector with stale
+    metadata (a message since moved or deleted) never leaks a message of another resource."""
+    found = await search_messages(indexer, query, top_k=top_k, flt=flt, threshold=threshold, mode=mode)
     stored = (
         {m.id: m for m in await storage.list_messages_by_id([h.message_id for h in found.hits])}
         if found.hits
