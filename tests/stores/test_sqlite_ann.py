@@ -273,3 +273,47 @@ async def test_in_memory_database_builds_in_memory() -> None:
         assert all(int(r.id[1:]) >= 500 for r in got)
     finally:
         await store.close()
+
+
+@pytest.mark.timeout(240)
+async def test_interleaved_own_writes_keep_the_mapping_exact(
+    filled: tuple[SQLiteVector, SQLiteVector, Path],
+) -> None:
+    """Our writes patch the graph's mapping without recomputing it (new rows, updates, deletes, a deleted
+    last row's seq given to a new row, compactions): after each one, the row just written onto the query
+    is the best hit, deleted rows never come back, and recall stays that of the exact route."""
+    ann, exact, _ = filled
+    seed = random.randrange(2**32)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    live = [f"r{i:05d}" for i in range(ROWS)]
+    deleted: set[str] = set()
+    pairs = []
+    for step, q in enumerate(_queries(seed, 120)):
+        op = rng.randrange(4)
+        if op == 0:  # a new row on the query
+            rid = f"n{step}"
+            await ann.upsert(INDEX, [q.tolist()], [{"resource_id": "u0"}], [rid])
+            live.append(rid)
+        elif op == 1:  # an old row moved onto the query
+            rid = rng.choice(live)
+            await ann.update_vector(INDEX, id=rid, update={"vector": q.tolist()})
+        elif op == 2:  # several rows deleted (now and then the last one: its seq comes back)
+            gone = [live.pop(rng.randrange(len(live))) for _ in range(rng.randrange(1, 40))]
+            if rng.random() < 0.3:
+                gone.append(live.pop())
+            await ann.delete_vectors(INDEX, ids=gone)
+            deleted.update(gone)
+            rid = f"d{step}"
+            await ann.upsert(INDEX, [q.tolist()], [{"resource_id": "u1"}], [rid])
+            live.append(rid)
+        else:  # a row's metadata changed: its vector stays where it is in the graph
+            rid = rng.choice(live)
+            await ann.update_vector(INDEX, id=rid, update={"metadata": {"resource_id": "u1"}})
+            await ann.update_vector(INDEX, id=rid, update={"vector": q.tolist()})
+        a, e = await _both(ann, exact, q)
+        assert a[0].id == rid, (seed, step, op)
+        assert not deleted & {r.id for r in a}, (seed, step)
+        _assert_exact_scores(a, e)
+        pairs.append((a, e))
+    assert _recall(pairs) >= 0.99, seed

@@ -112,6 +112,8 @@ class AnnGraph:
     # The mapping onto one snapshot (recomputed when the snapshot or its generation changes).
     snapshot: Snapshot | None = field(default=None, repr=False)
     mapped_generation: str = ""
+    mapped_layout: int = -1
+    order: npt.NDArray[np.int64] | None = None  # positions by seq (built on first use)
     bad: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     slots: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     covered: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
@@ -135,6 +137,9 @@ class AnnGraph:
         (``bad`` otherwise), and the live slots no good position covers (``outside``)."""
         if snapshot is self.snapshot and snapshot.generation == self.mapped_generation:
             return
+        if snapshot is self.snapshot and snapshot.layout == self.mapped_layout:
+            self._patch(snapshot)
+            return
         slots = snapshot.find(self.seqs) if self.size else np.zeros(0, dtype=np.int64)
         if snapshot is self.snapshot:
             # Same snapshot: every change since was our own write, which listed the seqs it touched.
@@ -153,6 +158,40 @@ class AnnGraph:
         self.covered = covered
         self.outside = np.flatnonzero(~covered & snapshot.live[: snapshot.n]).astype(np.int64)
         self.snapshot = snapshot
+        self.mapped_generation = snapshot.generation
+        self.mapped_layout = snapshot.layout
+
+    def _patch(self, snapshot: Snapshot) -> None:
+        """:meth:`attach` after our own writes that renumbered no slot: only the touched seqs change (their
+        positions go bad, their live slots are outside the graph); O(touched · log n), not O(n)."""
+        touched = np.unique(np.concatenate(self.touched)) if self.touched else np.zeros(0, dtype=np.int64)
+        self.touched = []
+        if touched.size and self.size:
+            if self.order is None:
+                self.order = np.argsort(self.seqs, kind="stable").astype(np.int64)
+            ordered = self.seqs[self.order]
+            lo = np.searchsorted(ordered, touched, side="left")
+            hi = np.searchsorted(ordered, touched, side="right")
+            counts = hi - lo
+            total = int(counts.sum())
+            if total:
+                offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+                positions = self.order[np.repeat(lo, counts) + offsets]
+                old = self.slots[positions]
+                self.covered[old[old >= 0]] = False
+                self.bad[positions] = True
+                self.slots[positions] = -1
+        if self.covered.size < snapshot.n:  # appended slots
+            self.covered = np.concatenate(
+                [self.covered, np.zeros(snapshot.n - self.covered.size, dtype=np.bool_)]
+            )
+        live = snapshot.live
+        kept = self.outside[(self.outside < snapshot.n)]
+        kept = kept[live[kept]]
+        found = snapshot.find(touched) if touched.size else touched
+        found = found[found >= 0]
+        found = found[~self.covered[found]]
+        self.outside = np.unique(np.concatenate([kept, found]))
         self.mapped_generation = snapshot.generation
 
     def _same_vectors(self, snapshot: Snapshot, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:

@@ -307,6 +307,7 @@ class Snapshot:
         self.live[:n] = True
         self.dead = 0
         self.columns: dict[str, Column] = {}
+        self.layout = 0  # bumped whenever slots are renumbered (compaction, dead tail dropped): ann.py
 
     # --- lookup ------------------------------------------------------------------------------------
 
@@ -382,6 +383,7 @@ class Snapshot:
             # SQLite gives a new row max(seq) + 1, which reuses the seq of a deleted last row: drop
             # the dead slots at the tail first, so such an append still extends the order.
             while self.n and not self.live[self.n - 1]:
+                self.layout += 1
                 self.n -= 1
                 self.dead -= 1
                 self.ids.pop()
@@ -449,6 +451,7 @@ class Snapshot:
             column.compact(keep)
         self.n = m
         self.dead = 0
+        self.layout += 1
 
 
 # --- the in-memory filter evaluator --------------------------------------------------------------
