@@ -32,6 +32,7 @@ __all__ = [
     "cache_dir",
     "cached_build",
     "free_port",
+    "free_ports",
     "log_tail",
     "require_tool",
     "run_build",
@@ -99,6 +100,16 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports, each free on 127.0.0.1 a moment ago (a server that listens on several)."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
 
 
 def log_tail(path: Path, lines: int = 30) -> str:

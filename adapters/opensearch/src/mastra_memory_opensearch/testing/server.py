@@ -30,14 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, Unpack
 
+from mastra_memory_conformance import launcher as kit
 from mastra_memory_conformance.jvm import check_java, java_tool, jvm_command, jvm_heap
-from mastra_memory_conformance.launcher import (
-    cached_build,
-    free_port,
-    require_tool,
-    run_build,
-    running_server,
-)
 from mastra_memory_conformance.targets import (
     AddressSettings,
     ConformanceTarget,
@@ -105,7 +99,7 @@ def build_opensearch() -> Path:
     edited launcher is rebuilt. The first build downloads about 55 MB from Maven Central.
     """
     project = launcher_project()
-    return cached_build(
+    return kit.cached_build(
         "opensearch",
         f"{OPENSEARCH_VERSION}-{_fingerprint(project)}",
         build=lambda build, log: _build(project, build, log),
@@ -114,7 +108,7 @@ def build_opensearch() -> Path:
 
 def _build(project: Path, build: Path, log: Path) -> str:
     check_java(_java(), _MIN_JAVA, "the OpenSearch launcher")
-    mvn = require_tool("mvn", f"build the OpenSearch {OPENSEARCH_VERSION} launcher from Maven Central")
+    mvn = kit.require_tool("mvn", f"build the OpenSearch {OPENSEARCH_VERSION} launcher from Maven Central")
     copy = build / "project"
     if copy.exists():
         shutil.rmtree(copy)
@@ -123,7 +117,7 @@ def _build(project: Path, build: Path, log: Path) -> str:
         target = copy / path.relative_to(project)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    run_build(
+    kit.run_build(
         [mvn, "-B", "-q", "-f", str(copy / "pom.xml"), "package"],
         cwd=copy,
         log=log,
@@ -160,9 +154,7 @@ def opensearch_server(tmp: Path, *, heap: str | None = None) -> Iterator[str]:
     heap = jvm_heap(heap, "MASTRA_MEMORY_OPENSEARCH_HEAP", _DEFAULT_HEAP)
     home = tmp / "opensearch-home"
     (home / "tmp").mkdir(parents=True, exist_ok=True)
-    http_port, transport_port = free_port(), free_port()
-    while transport_port == http_port:
-        transport_port = free_port()
+    http_port, transport_port = kit.free_ports(2)
     url = f"http://127.0.0.1:{http_port}"
     command = [
         *jvm_command(java, heap=heap, tmpdir=home / "tmp"),
@@ -179,7 +171,7 @@ def opensearch_server(tmp: Path, *, heap: str | None = None) -> Iterator[str]:
         str(http_port),
         str(transport_port),
     ]
-    with running_server(
+    with kit.running_server(
         f"OpenSearch {OPENSEARCH_VERSION}",
         command,
         cwd=home,

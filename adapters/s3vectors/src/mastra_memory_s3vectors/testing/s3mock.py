@@ -39,7 +39,7 @@ from typing import Final
 from mastra_memory_conformance.jvm import check_java, java_tool, jvm_command, jvm_heap
 from mastra_memory_conformance.launcher import (
     cached_build,
-    free_port,
+    free_ports,
     require_tool,
     run_build,
     running_server,
@@ -202,15 +202,6 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _distinct_ports(count: int) -> list[int]:
-    ports: list[int] = []
-    while len(ports) < count:
-        port = free_port()
-        if port not in ports:
-            ports.append(port)
-    return ports
-
-
 @contextmanager
 def s3mock_server(tmp: Path, *, heap: str | None = None) -> Iterator[S3MockEndpoints]:
     """Start S3Mock with the ``vectors`` profile in ``tmp`` (an empty directory) and yield its endpoints.
@@ -225,7 +216,7 @@ def s3mock_server(tmp: Path, *, heap: str | None = None) -> Iterator[S3MockEndpo
     work = tmp / "s3mock-tmp"
     root.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    https, http, vectors_http, vectors_https = _distinct_ports(4)
+    https, http, vectors_http, vectors_https = free_ports(4)
     url = f"http://127.0.0.1:{vectors_http}"
     command = [
         *jvm_command(java, heap=heap, tmpdir=work, flags=["-XX:TieredStopAtLevel=1"]),
