@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from mastra_memory.storage import codec
 from mastra_memory.storage.layouts import (
     MASTRA_ONLY_TABLE,
     MEMORY_TABLES,
@@ -55,18 +56,9 @@ DESCRIPTIONS: Final[dict[Layout, str]] = {
 
 
 # Columns of this project's layout, named as the records' fields.
-_THREAD_FIELDS: Final = ("id", "resource_id", "title", "metadata", "created_at", "updated_at")
-_MESSAGE_FIELDS: Final = (
-    "id",
-    "thread_id",
-    "resource_id",
-    "role",
-    "type",
-    "content",
-    "created_at",
-    "metadata",
-)
-_RESOURCE_FIELDS: Final = ("id", "working_memory", "metadata", "created_at", "updated_at")
+_THREAD_FIELDS: Final = codec.THREAD_COLUMNS
+_MESSAGE_FIELDS: Final = (*codec.MESSAGE_COLUMNS, "metadata")
+_RESOURCE_FIELDS: Final = codec.RESOURCE_COLUMNS
 
 
 # Mastra's saveResource stores metadata as a jsonb *string* holding JSON text (it encodes it twice), its
@@ -252,12 +244,12 @@ def _mastra_ddl(schema: str, schema_name: str) -> list[str]:
 
 OWN: Final = TableLayout(
     name="mastra-memory",
-    thread_columns="id, resource_id, title, metadata, created_at, updated_at",
-    message_columns="id, thread_id, resource_id, role, type, content, created_at",
-    resource_columns="id, working_memory, metadata, created_at, updated_at",
     resource_id="resource_id",
     created_at="created_at",
     updated_at="updated_at",
+    thread_columns=", ".join(codec.THREAD_COLUMNS),
+    message_columns=", ".join(codec.MESSAGE_COLUMNS),
+    resource_columns=", ".join(codec.RESOURCE_COLUMNS),
     id_order="id",
     metadata_param="%s",
     message_metadata_column=True,
