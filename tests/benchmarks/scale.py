@@ -206,10 +206,30 @@ def exact_top(
     return {int(rows[i]) for i in top}, best * 1e3
 
 
-async def _measure(
-    db: str, scenario: str, rows: int, users: int, dim: int, cache: Path, k: int, count: int, scope_rows: int
-) -> dict[str, Any]:
+def _store(db: str, scope_rows: int, ann: bool) -> Any:
+    """The store as measured: approximate route on (graph built beforehand, no background build while
+    measuring) or off (exact, as before issue 28's approximate index)."""
+    from mastra_memory.stores.sqlite.settings import SQLiteSettings
     from mastra_memory.stores.sqlite.store import SQLiteVector
+
+    settings = (
+        SQLiteSettings(url=db, ann_background=False) if ann else SQLiteSettings(url=db, ann_threshold=10**12)
+    )
+    return SQLiteVector(settings) if scope_rows < 0 else SQLiteVector(settings, scope_rows=scope_rows)
+
+
+async def _measure(
+    db: str,
+    scenario: str,
+    rows: int,
+    users: int,
+    dim: int,
+    cache: Path,
+    k: int,
+    count: int,
+    scope_rows: int,
+    ann: bool,
+) -> dict[str, Any]:
 
     rss0 = _rss_mb()
     data = vectors(cache, rows, dim)
@@ -222,7 +242,9 @@ async def _measure(
     user_matrix = np.ascontiguousarray(data[mine])
     thread_of_q = np.random.default_rng(SEED + 2).choice(np.unique(threads), count)
     rss_before_open = _rss_mb()
-    store = SQLiteVector(db) if scope_rows < 0 else SQLiteVector(db, scope_rows=scope_rows)
+    store = _store(db, scope_rows, ann)
+    created = np.asarray([_metadata(0, 0, int(r))["created_at"] for r in mine], dtype=np.int64)
+    date_rng = np.random.default_rng(SEED + 3)
     out: dict[str, Any] = {}
     try:
         resource = {"resource_id": f"user-{target:05d}"}
@@ -232,13 +254,20 @@ async def _measure(
         out["rss_after_cold_mb"] = _rss_mb() - rss_before_open
         # what the first query read: the whole index, or that user's scope alone (a private look)
         out["cold_loaded_whole_index"] = INDEX in store._snapshots
-        for scope in ("resource", "thread"):
+        for scope in ("resource", "thread", "dates"):
             lat, limit, hits = [], [], []
             for i, q in enumerate(qs):
                 if scope == "resource":
                     flt: dict[str, Any] = resource
                     cand = mine
                     cand_matrix = user_matrix
+                elif scope == "dates":
+                    # The user's messages in a window holding half of them (a date-filtered recall).
+                    lo = int(created[int(date_rng.integers(0, mine.size // 2))])
+                    hi = int(created[min(mine.size - 1, int(np.searchsorted(created, lo)) + mine.size // 2)])
+                    flt = {**resource, "created_at": {"$gte": lo, "$lt": hi}}
+                    sel = np.flatnonzero((created >= lo) & (created < hi))
+                    cand, cand_matrix = mine[sel], user_matrix[sel]
                 else:
                     th = int(thread_of_q[i])
                     flt = {"thread_id": f"user-{target:05d}-t{th:02d}"}
@@ -289,12 +318,29 @@ def _ensure_indexes(db: str, dim: int) -> float:
     return time.perf_counter() - t
 
 
+def _build_graph(db: str) -> float:
+    """Build (or bring up to date) the approximate index of the file, as ``build_ann_index`` does: seconds;
+    nothing to do when a persisted graph already holds every row."""
+    from mastra_memory.stores.sqlite.store import SQLiteVector
+
+    async def build() -> None:
+        store = SQLiteVector(db)
+        try:
+            await store.build_ann_index(INDEX)
+        finally:
+            await store.close()
+
+    t = time.perf_counter()
+    asyncio.run(build())
+    return time.perf_counter() - t
+
+
 def _child(args: argparse.Namespace, db: str) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter (cold start and RSS are that process's own)."""
     cmd = [
         sys.executable, __file__, "--worker", db, "--scenario", args.scenario, "--rows", str(args.rows),
         "--users", str(args.users), "--dim", str(args.dim), "--cache", str(args.cache), "--k", str(args.k),
-        "--queries", str(args.queries), "--scope-rows", str(args.scope_rows),
+        "--queries", str(args.queries), "--scope-rows", str(args.scope_rows), "--ann", args.ann,
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, check=False)
     if done.returncode != 0:
@@ -322,19 +368,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result["index_upgrade_s"] = [_ensure_indexes(info["db"], args.dim)]
     if "alone_db" in info:
         result["index_upgrade_s"].append(_ensure_indexes(info["alone_db"], args.dim))
+    if args.ann == "on":
+        result["ann_build_s"] = [_build_graph(info["db"])]
+        if "alone_db" in info:
+            result["ann_build_s"].append(_build_graph(info["alone_db"]))
     tenths = info["ingest_tenths_msg_s"]
     result["ingest_first_last_tenth_msg_s"] = [tenths[0], tenths[-1]]
     result["store"] = _child(args, info["db"])
     if "alone_db" in info:
         result["alone"] = _child(args, info["alone_db"])
-        for scope in ("resource", "thread"):
+        for scope in ("resource", "thread", "dates"):
             result[f"{scope}_ratio_to_alone_p50"] = (
                 result["store"][scope]["p50_ms"] / result["alone"][scope]["p50_ms"]
             )
     machine = machine_info()
     result["machine"] = machine
     result["scope_rows"] = args.scope_rows
-    variant = "" if args.scope_rows < 0 else f"-scope{args.scope_rows}"
+    result["ann"] = args.ann
+    variant = ("" if args.scope_rows < 0 else f"-scope{args.scope_rows}") + (
+        "-exact" if args.ann == "off" else ""
+    )
     commit = machine["commit"] + ("-dirty" if machine["dirty"] else "")
     out = args.out / f"scale-{args.scenario}-{args.rows}{variant}-{commit}.json"
     args.out.mkdir(parents=True, exist_ok=True)
@@ -361,6 +414,12 @@ def parser() -> argparse.ArgumentParser:
         default=-1,
         help="the store's scope budget (0: the whole index always, as before issue 28; default: the store's)",
     )
+    p.add_argument(
+        "--ann",
+        choices=["on", "off"],
+        default="on",
+        help="on: the approximate index (built, or extended, before measuring); off: exact search only",
+    )
     p.add_argument("--worker", help=argparse.SUPPRESS)
     return p
 
@@ -379,6 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.k,
                 args.queries,
                 args.scope_rows,
+                args.ann == "on",
             )
         )
         print(json.dumps(result))
