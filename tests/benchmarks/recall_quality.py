@@ -38,7 +38,7 @@ from mastra_memory.embedders import EmbedResult, resolve_embedder
 from mastra_memory.filters import Comparison
 from mastra_memory.memory import Memory
 from mastra_memory.memory.index.lexical import lexical_index_for
-from mastra_memory.memory.recall.fusion import CANDIDATES, FUSIONS
+from mastra_memory.memory.recall.fusion import CANDIDATES, FUSIONS, fusion_for
 from mastra_memory.memory.recall.search import search_messages
 
 EMBEDDERS = ("local/wordllama", "local/all-minilm-l6-v2")
@@ -388,6 +388,7 @@ async def run_embedder(
                         rankers[f"fusion {name}"].add([_dia(m) for m, _ in fused], q.evidence, sessions)
         return {
             "embedder": embedder_name,
+            "recall_fusion": fusion_for(embedder.model_id),
             "candidates": kept,
             "ingest_s": ingest_s,
             "embedded_now": embedder.embedded,
@@ -433,7 +434,8 @@ def table(results: Sequence[dict[str, Any]]) -> str:
                 f"{s['session_recall@5']:.3f} | {s['session_recall@10']:.3f} | {s['ndcg@10']:.3f} | "
                 f"{p50} | {p95} |"
             )
-    return "\n".join(rows)
+    fusions = ", ".join(f"{r['embedder']}: {r['recall_fusion']}" for r in results)
+    return "\n".join(rows) + f"\n\nrecall hybrid and auto fuse with {fusions} (fusion.fusion_for)"
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:

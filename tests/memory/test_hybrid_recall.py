@@ -13,7 +13,16 @@ from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import CapabilityError
 from mastra_memory.memory import Memory
 from mastra_memory.memory.recall import search
-from mastra_memory.memory.recall.fusion import DEFAULT_FUSION, FUSIONS, fuse, rrf, weighted_scores
+from mastra_memory.memory.recall.fusion import (
+    DEFAULT_FUSION,
+    FUSIONS,
+    MEASURED_FUSIONS,
+    fuse,
+    fusion_for,
+    rrf,
+    weighted_scores,
+    z_scores,
+)
 from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
 from mastra_memory.stores.sqlite.lexical import fts_query
 from mastra_memory.stores.sqlite.store import SQLiteVector
@@ -200,6 +209,15 @@ def test_fusions_rank_what_both_sides_agree_on_first() -> None:
     assert DEFAULT_FUSION in FUSIONS
     assert [m for m, _ in rrf(vector, [])] == ["a", "b", "c"]
     assert weighted_scores([], [("x", 2.0)]) == [("x", 0.5)]
+    # c and d each lowest on one side and absent from the other: a tie, ordered by id
+    assert [m for m, _ in z_scores(vector, lexical, lexical_weight=0.6)] == ["b", "a", "c", "d"]
+
+
+def test_each_measured_embedder_has_its_fusion_and_others_the_default() -> None:
+    assert set(MEASURED_FUSIONS.values()) <= set(FUSIONS)
+    assert fusion_for("local/wordllama") == MEASURED_FUSIONS["local/wordllama"] != DEFAULT_FUSION
+    assert fusion_for("local/all-minilm-l6-v2") == MEASURED_FUSIONS["local/all-minilm-l6-v2"]
+    assert fusion_for("hash/64") == fusion_for(None) == DEFAULT_FUSION
 
 
 async def test_a_message_only_the_lexical_side_found_gets_its_cosine_score(

@@ -30,7 +30,7 @@ from ..index.chunking import chunk_text
 from ..index.indexer import MessageIndexer
 from ..index.lexical import require_lexical, resolve_mode
 from ..results import Usage, usage
-from .fusion import CANDIDATES, fuse
+from .fusion import CANDIDATES, fuse, fusion_for
 
 # The zero-vector warning keeps the logger of the write path (docs/spec.md §5.4 names it).
 logger = logging.getLogger("mastra_memory.indexing")
@@ -193,7 +193,9 @@ async def _hybrid(
         message_id = row.metadata.get("message_id")
         if isinstance(message_id, str) and message_id not in words:  # the best chunk comes first
             words[message_id] = row.score
-    chosen = [mid for mid, _ in fuse([(h.message_id, h.score) for h in found.hits], list(words.items()))]
+    method = fusion_for(getattr(indexer.embedder, "model_id", None))  # measured per embedder (.fusion)
+    vector_ranking = [(h.message_id, h.score) for h in found.hits]
+    chosen = [mid for mid, _ in fuse(vector_ranking, list(words.items()), method)]
     chosen = chosen[:top_k]
     missing = tuple(mid for mid in chosen if mid not in cosine)
     if missing:
