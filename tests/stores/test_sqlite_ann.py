@@ -254,12 +254,21 @@ async def test_background_build_then_extension(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
-async def test_in_memory_database_builds_in_memory() -> None:
+@pytest.mark.parametrize("background", [True, False])
+async def test_in_memory_database_builds_in_memory(background: bool) -> None:
     vectors, metadata = _data(8, rows=1_000)
-    store = _store(Path(":memory:"), background=True)
+    store = _store(Path(":memory:"), background=background)
     try:
         await store.create_index(INDEX, DIM, "cosine")
         await store.upsert(INDEX, vectors, metadata, [f"r{i:05d}" for i in range(1_000)])
+        if background:
+            await store.query(INDEX, vectors[0].tolist(), top_k=K)  # exact, starts the build
+            for _ in range(600):
+                if store._ann.builds:
+                    break
+                await asyncio.sleep(0.05)
+        else:
+            await store.build_ann_index(INDEX)
         hits = 0
         for q in _queries(9, 20):
             got = await store.query(INDEX, q.tolist(), top_k=K)
@@ -268,9 +277,19 @@ async def test_in_memory_database_builds_in_memory() -> None:
             hits += len({r.id for r in got} & want)
         assert store._ann.builds == 1
         assert hits / (20 * K) >= 0.99
-        await store.delete_vectors(INDEX, ids=[f"r{i:05d}" for i in range(500)])
+        await store.delete_vectors(INDEX, ids=[f"r{i:05d}" for i in range(200)])
         got = await store.query(INDEX, _queries(9, 1)[0].tolist(), top_k=K)
-        assert all(int(r.id[1:]) >= 500 for r in got)
+        assert all(int(r.id[1:]) >= 200 for r in got)
+        # Extended on demand with new rows: a copy of the graph grows while searches use the old one.
+        more, more_meta = _data(10, rows=300)
+        await store.upsert(INDEX, more, more_meta, [f"m{i:03d}" for i in range(300)])
+        await store.build_ann_index(INDEX)
+        got = await store.query(INDEX, more[7].tolist(), top_k=K)
+        assert got[0].id == "m007"
+        graph = store._ann.graph(INDEX, DIM, "cosine")
+        assert graph is not None
+        assert graph.size == 1_300  # the 200 deleted positions stay, masked (a quarter would rebuild)
+        assert store._ann.builds == 2
     finally:
         await store.close()
 

@@ -19,8 +19,8 @@ Building. The first large search starts a build in a background thread reading i
 connection to the file (never the live snapshot, which writes patch in place) and answers exactly until
 the graph is ready; once more than ``max(10,000, 10 %)`` of the matching rows are outside the graph, the
 graph is extended (or rebuilt when a quarter of its positions went stale) the same way.
-:meth:`AnnRoute.build` builds on demand and waits. A ``:memory:`` database builds on the caller's thread
-from the snapshot and keeps the graph in memory only.
+:meth:`AnnRoute.build` builds on demand and waits. A ``:memory:`` database builds in the background too,
+from copies of the snapshot's rows, and keeps the graph in memory only.
 
 Persistence. Beside the file, ``<file>.ann/<index>/<build>/`` holds ``graph.faiss`` and ``seqs.npy``, and
 ``<file>.ann/<index>/current.json`` names the build (replaced atomically). The graph's vectors are
@@ -39,6 +39,7 @@ import shutil
 import sqlite3
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -439,10 +440,7 @@ class AnnRoute:
                 self._start(name, table, registry, snapshot, metric, base)
         else:
             self._start(name, table, registry, snapshot, metric, None)
-            if name in self._futures or self._graphs.get(name) is None:
-                return None
-            graph = self._graphs[name]
-            assert graph is not None
+            return None  # exact until the graph is ready
         slots = graph.candidates(snapshot, rows, vector, k)
         scores = exact_scores(snapshot, slots, vector, metric)
         return top_k_rows(slots, scores, snapshot.ids, k)
@@ -452,7 +450,7 @@ class AnnRoute:
     def build(
         self, name: str, table: str, registry: str, snapshot: Snapshot, metric: Metric
     ) -> Future[AnnGraph | None] | None:
-        """Build (or extend) the graph of ``name`` now; the future (None for ``:memory:``, done already)."""
+        """Build (or extend) the graph of ``name`` now: the future of the build."""
         current = self.graph(name, snapshot.matrix.shape[1], metric) if faiss_available() else None
         if current is not None:
             current.attach(snapshot)
@@ -473,14 +471,10 @@ class AnnRoute:
         if name in self._futures:
             return self._futures[name]
         dimension = snapshot.matrix.shape[1]
-        if self.in_memory:
-            # No other connection can read a private database: build from the snapshot, here.
-            slots = snapshot.live_slots() if base is None else base.outside
-            chunk = (snapshot.seqs[slots].copy(), snapshot.matrix[slots])
-            self._graphs[name] = self._extend(base, [chunk], snapshot.generation, dimension, metric, None)
-            return None
         if not self.background and not force:
             return None
+        if self.in_memory:
+            return self._submit(name, self._memory_job(snapshot, base, dimension, metric))
         after = -1 if base is None else int(base.seqs.max(initial=-1))
         extra = np.zeros(0, dtype=np.int64) if base is None else np.unique(base.seqs[base.bad])
         files = self._files(name)
@@ -504,6 +498,27 @@ class AnnRoute:
             finally:
                 lock.close()
 
+        return self._submit(name, job)
+
+    def _memory_job(
+        self, snapshot: Snapshot, base: AnnGraph | None, dimension: int, metric: Metric
+    ) -> Callable[[], AnnGraph | None]:
+        """No other connection can read a private database: the build reads copies of the snapshot's rows
+        taken now (on the store's thread) and grows a copy of the graph, which searches keep using."""
+        slots = snapshot.live_slots() if base is None else base.outside
+        chunk = (snapshot.seqs[slots].copy(), snapshot.matrix[slots])  # fancy indexing: copies
+        generation = snapshot.generation
+
+        def job() -> AnnGraph | None:
+            start = None
+            if base is not None:
+                graph = _faiss().clone_index(base.graph)
+                start = AnnGraph(graph, base.seqs, dimension, metric, base.generation)
+            return self._extend(start, [chunk], generation, dimension, metric, None)
+
+        return job
+
+    def _submit(self, name: str, job: Callable[[], AnnGraph | None]) -> Future[AnnGraph | None]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mastra-sqlite-ann")
         future = self._pool.submit(job)
