@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, NoReturn, TypeVar
 
 from ..errors import UnsupportedFilterError
 from .ast import And, Comparison, ElemMatch, Node, Nor, Not, Or, Path, Regex, Scalar, dotted, walk
-from .numbers import distinct
+from .numbers import beyond_int64, distinct, float64_of
 from .operators import RANGE
 
 if TYPE_CHECKING:  # the manifest imports the AST; avoid the import cycle at runtime
@@ -104,6 +104,14 @@ class FilterTranslator(Generic[T]):
             self.capabilities.name,
             reason or "no exact translation for this backend",
         )
+
+    def exact_float64(self, node: Comparison, value: int | float) -> float:
+        """``value`` as the float64 the backend compares it as (:func:`~.numbers.float64_of`); an integer
+        beyond int64 that is not exactly a float64 is refused (declared deviation ``int64-range``)."""
+        converted = float64_of(value)
+        if converted is None:
+            self.unsupported(node, beyond_int64(value))
+        return converted
 
 
 class CombiningTranslator(FilterTranslator[T]):

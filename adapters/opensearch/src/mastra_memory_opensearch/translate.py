@@ -34,7 +34,7 @@ from typing import Any, Final, TypeAlias
 from mastra_memory.filters import Comparison, ElemMatch
 from mastra_memory.filters.ast import Path, Scalar
 from mastra_memory.filters.facts import FactTranslator
-from mastra_memory.filters.numbers import INT64_MAX, INT64_MIN, beyond_int64, distinct, float64_of, in_int64
+from mastra_memory.filters.numbers import INT64_MAX, INT64_MIN, distinct, in_int64
 
 from .capabilities import OPENSEARCH_CAPABILITIES
 from .layout import (
@@ -148,8 +148,8 @@ class OpenSearchFilterTranslator(FactTranslator[Clause]):
     # --- leaves ---------------------------------------------------------------------------------
 
     def _check_int(self, node: Comparison, value: Scalar) -> None:
-        if isinstance(value, int) and not isinstance(value, bool) and float64_of(value) is None:
-            self.unsupported(node, beyond_int64(value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.exact_float64(node, value)
 
     def value_equals(self, node: Comparison, value: str | int | float) -> Clause:
         path = node.path

@@ -35,9 +35,7 @@ from mastra_memory.filters import Comparison
 from mastra_memory.filters.ast import Path, Scalar
 from mastra_memory.filters.numbers import (
     EXACT_FLOAT_LIMIT,
-    beyond_int64,
     compare,
-    float64_of,
     ints_rounding_to,
 )
 from mastra_memory.filters.visitor import CombiningTranslator
@@ -220,16 +218,10 @@ class PineconeFilterTranslator(CombiningTranslator[Tree]):
 
     # --- numbers ------------------------------------------------------------------------------------
 
-    def _float(self, node: Comparison, value: int | float) -> float:
-        converted = float64_of(value)
-        if converted is None:
-            self.unsupported(node, beyond_int64(value))
-        return converted
-
     def number_compare(self, node: Comparison, op: str, value: int | float) -> Tree:
         """``stored number <op> value`` (``op`` is ``$eq`` or a range), exact for every int64 and float."""
         key = ".".join(node.path)
-        target = self._float(node, value)
+        target = self.exact_float64(node, value)
         if abs(target) < EXACT_FLOAT_LIMIT:
             if op == "$eq":
                 return equals(key, value if isinstance(value, int) else target)
@@ -263,7 +255,7 @@ class PineconeFilterTranslator(CombiningTranslator[Tree]):
         others: list[Tree] = []
         for value in values:
             number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if number and abs(self._float(node, value)) < EXACT_FLOAT_LIMIT:  # type: ignore[arg-type]
+            if number and abs(self.exact_float64(node, value)) < EXACT_FLOAT_LIMIT:  # type: ignore[arg-type]
                 if value not in small:
                     small.append(value)  # type: ignore[arg-type]
                 continue

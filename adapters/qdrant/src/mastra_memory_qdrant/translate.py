@@ -41,10 +41,8 @@ from mastra_memory.filters.numbers import (
     EXACT_FLOAT_LIMIT,
     INT64_MAX,
     INT64_MIN,
-    beyond_int64,
     compare,
     distinct,
-    float64_of,
     in_int64,
     ints_rounding_to,
 )
@@ -198,19 +196,12 @@ class QdrantFilterTranslator(FactTranslator[Condition]):
             return int(value)
         return None
 
-    def _float(self, node: Comparison, value: int | float) -> float:
-        """``value`` as a float64 (rounded within int64); integers beyond int64 must be exact floats."""
-        converted = float64_of(value)
-        if converted is None:
-            self.unsupported(node, beyond_int64(value))
-        return converted
-
     def _number_equals(self, node: Comparison, value: int | float) -> Condition:
         key = self._values(node.path)
         integer = self._int64(value)
         if integer is not None:
             return QMatch(key, integer)
-        target = self._float(node, value)
+        target = self.exact_float64(node, value)
         # Integers that are not `value` but round to the same float64 are excluded by name.
         return _without(QRange(key, gte=target, lte=target), key, ints_rounding_to(target))
 
@@ -252,7 +243,7 @@ class QdrantFilterTranslator(FactTranslator[Condition]):
             self.unsupported(node, f"{op} needs a number")  # the core rejects other operands earlier
         number = value
         key = self._values(node.path)
-        target = self._float(node, number)
+        target = self.exact_float64(node, number)
         bound = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}[op]
         if abs(target) < EXACT_FLOAT_LIMIT:
             return QRange(key, **{bound: target})

@@ -37,10 +37,8 @@ from typing import Any, Final, TypeAlias
 from mastra_memory.filters.ast import Comparison, Path, Scalar
 from mastra_memory.filters.numbers import (
     EXACT_FLOAT_LIMIT,
-    beyond_int64,
     compare,
     distinct,
-    float64_of,
     in_int64,
     ints_rounding_to,
 )
@@ -260,10 +258,7 @@ class S3VectorsFilterTranslator(CombiningTranslator[Native]):
     def _number(self, node: Comparison, value: int | float) -> int | float:
         """``value`` as stored numbers are compared; integers beyond int64 must be exactly a float."""
         if isinstance(value, int) and not in_int64(value):
-            converted = float64_of(value)
-            if converted is None:
-                self.unsupported(node, beyond_int64(value))
-            return converted
+            return self.exact_float64(node, value)
         return number(value)
 
     def equals(self, node: Comparison, value: Scalar) -> Native:
