@@ -552,4 +552,6 @@ class AnnRoute:
                 built = mapped
         with self._guard:
             self.builds += 1
+        where = files.root if files is not None else "in memory"
+        logger.info("approximate index built: %d positions (%s)", built.size, where)
         return built
