@@ -106,7 +106,7 @@ class FilterTranslator(Generic[T]):
         )
 
     def exact_float64(self, node: Comparison, value: int | float) -> float:
-        """``value`` as the float64 the backend compares it as (:func:`~.numbers.float64_of`); an integer
+        """``value`` as the float64 the backend compares it as (``filters.numbers.float64_of``); an integer
         beyond int64 that is not exactly a float64 is refused (declared deviation ``int64-range``)."""
         converted = float64_of(value)
         if converted is None:

@@ -80,7 +80,7 @@ def plan_activation(chunks: list[BufferedObservationChunk], args: SwapBufferedTo
 
 @dataclass(frozen=True)
 class GenerationsQuery:
-    """What :meth:`ObservationalMemoryHooks._om_find_generations` reads: the records of ``key`` (its
+    """What `ObservationalMemoryHooks._om_find_generations` reads: the records of ``key`` (its
     ``lookup_key`` and ``resource_id``) newest generation first, then newest ``created_at``."""
 
     key: OMKey
@@ -116,7 +116,7 @@ class ObservationalMemoryHooks(StorageHooks):
     ) -> list[ObservationalMemoryRecord]:
         """Records of ``key.lookup_key`` *and* ``key.resource_id``, ``created_at`` within ``[start, end]``
         when given, newest generation first, skipping ``offset``, at most ``limit`` (``None``: all).
-        Not a hook: the backend's :meth:`_om_find_generations` reads them."""
+        Not a hook: the backend's `_om_find_generations` reads them."""
         if limit == 0 or len(self._existing([key.lookup_key, key.resource_id])) < 2:
             return []  # an id the backend cannot hold has no record
         bounds: tuple[tuple[Literal[">=", "<="], datetime | None], ...] = ((">=", start), ("<=", end))
