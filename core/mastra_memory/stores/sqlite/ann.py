@@ -51,14 +51,13 @@ import numpy.typing as npt
 
 from ...capabilities import Metric
 from .search import exact_scores, top_k_rows
+from .settings import DEFAULT_ANN_THRESHOLD
 from .snapshot import FLOAT32, Snapshot
 
 __all__ = ["DEFAULT_ANN_THRESHOLD", "AnnGraph", "AnnRoute", "faiss_available"]
 
 logger = logging.getLogger("mastra_memory.stores.sqlite.ann")
 
-#: Matching rows from which a search goes through the graph.
-DEFAULT_ANN_THRESHOLD: Final = 50_000
 # HNSW parameters measured in tests/benchmarks/ann_libraries.py (recall@10 = 1.000 at ef 64 on 100k).
 _M: Final = 16
 _EF_CONSTRUCTION: Final = 128

@@ -6,9 +6,10 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from ...plugins.settings import StoreSettings
-from .ann import DEFAULT_ANN_THRESHOLD
 
 DEFAULT_URL = "./memory.db"
+#: Matching rows from which a search goes through the approximate index (``ann.py``).
+DEFAULT_ANN_THRESHOLD = 50_000
 
 
 class SQLiteSettings(StoreSettings):
