@@ -7,7 +7,8 @@ re-ranking of its ``4 · k`` candidates, and recall@k of the re-ranked top-k aga
 Every library gets the same graph degree (M 16) and construction list (128) and the same 2 threads for
 the build, one thread for queries. Numbers only.
 
-Needs the libraries (not dependencies of this project)::
+Needs the libraries (faiss-cpu is this project's ``ann`` extra, which the sqlite store uses since;
+hnswlib and usearch are not dependencies)::
 
     uv pip install hnswlib usearch faiss-cpu   # in any venv with numpy
     python tests/benchmarks/ann_libraries.py --rows 100k --libraries hnswlib,usearch,faiss
