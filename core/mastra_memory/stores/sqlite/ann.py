@@ -452,10 +452,13 @@ class AnnRoute:
     def build(
         self, name: str, table: str, registry: str, snapshot: Snapshot, metric: Metric
     ) -> Future[AnnGraph | None] | None:
-        """Build (or extend) the graph of ``name`` now: the future of the build."""
+        """Build (or extend) the graph of ``name`` now: the future of the build (None when the graph
+        already holds every row as it is)."""
         current = self.graph(name, snapshot.matrix.shape[1], metric) if faiss_available() else None
         if current is not None:
             current.attach(snapshot)
+            if current.outside.size == 0 and name not in self._futures:
+                return None
             if int(np.count_nonzero(current.bad)) > current.size // 4:
                 current = None
         return self._start(name, table, registry, snapshot, metric, current, force=True)
