@@ -100,7 +100,8 @@ def tests(session: nox.Session) -> None:
     # The OpenSearch and MongoDB adapters bring the native test servers (in their `testing` subpackages) that
     # docs/targets.md's example and the kit's missing-tool tests start.
     # pgvector: tests/interop/test_pg_storage.py runs Mastra's PostgresStore against its test server.
-    _sync(session, "test", extras=("wordllama", "opensearch", "mongodb", "libsql", "pgvector", "otel"))
+    # ann: the sqlite store's approximate route (tests/stores/test_sqlite_ann.py) runs for real, not skipped.
+    _sync(session, "test", extras=("wordllama", "opensearch", "mongodb", "libsql", "pgvector", "otel", "ann"))
     # tests/servers builds and starts real servers: the `targets` session runs it; tests/faults kills
     # processes and servers: the `faults` session runs it. tests/interop runs Mastra: it installs the pinned
     # @mastra/* packages itself (`npm ci`, bounded) when node and npm are here (tests/interop/mastra_runner).
