@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...filters.numbers import INT64_MAX, INT64_MIN
 from ...messages import MastraDBMessage
 from ...metadata_limits import is_unicode, shown
 from ...vector import MAX_ID_LENGTH
@@ -29,8 +30,6 @@ _FIXED_KEYS = {
 }
 #: The metadata keys the write path sets itself: thread metadata under these names is overridden.
 FIXED_KEYS: frozenset[str] = frozenset(_FIXED_KEYS)
-#: The signed 64-bit range, for stores declaring the ``int64-range`` deviation.
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +124,8 @@ def thread_metadata_problem(metadata: Mapping[str, Any], rules: StoreRules) -> s
         if isinstance(value, str):
             issue = _string_issue(value, rules)
         elif isinstance(value, int) and not isinstance(value, bool):
-            if rules.int64 and not _INT64_MIN <= value <= _INT64_MAX:
+            # The signed 64-bit range, for stores declaring the ``int64-range`` deviation.
+            if rules.int64 and not INT64_MIN <= value <= INT64_MAX:
                 issue = f"is an integer outside the signed 64-bit range the {rules.store} vector store holds"
         elif isinstance(value, Mapping):
             stack.extend((item, (str(k), place)) for k, item in list(value.items())[::-1])
