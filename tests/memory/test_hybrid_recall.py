@@ -24,7 +24,7 @@ from mastra_memory.memory.recall.fusion import (
     z_scores,
 )
 from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
-from mastra_memory.stores.sqlite.lexical import SQLiteLexicalIndex, fts_query
+from mastra_memory.stores.sqlite.lexical import fts_query
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
 
@@ -254,22 +254,3 @@ async def test_a_message_only_the_lexical_side_found_gets_its_cosine_score(
     assert "rare" in [h.message_id for h in hybrid.hits]
     assert all(h.score == pytest.approx(cosine[h.message_id]) for h in hybrid.hits)
     await memory.close()
-
-
-async def test_a_file_lexical_index_keeps_one_connection_that_sees_other_connections_writes(
-    tmp_path: Path,
-) -> None:
-    db = tmp_path / "l.db"
-    index = SQLiteLexicalIndex(db)
-    await index.ensure("docs")  # no vector table: empty tables
-    await index.upsert("docs", ["a"], ["apples and pears"], [{"message_id": "a"}])
-    assert [h.id for h in await index.search("docs", "apples", top_k=5, flt=None)] == ["a"]
-    other = sqlite3.connect(db)  # another writer (the vector store has its own connection)
-    with other:
-        other.execute("INSERT INTO mastra_lexical__docs (id, metadata, content) VALUES ('b', '{}', 'apples')")
-    other.close()
-    found = {h.id for h in await index.search("docs", "apples", top_k=5, flt=None)}
-    assert found == {"a", "b"}  # the cached connection reads what another committed
-    index.close()  # the next call opens a new connection on the same file
-    assert {h.id for h in await index.search("docs", "apples pears", top_k=5, flt=None)} == found
-    index.close()
