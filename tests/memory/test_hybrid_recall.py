@@ -12,6 +12,7 @@ import pytest
 from mastra_memory.capabilities import AdapterCapabilities
 from mastra_memory.errors import CapabilityError
 from mastra_memory.memory import Memory
+from mastra_memory.memory.index.lexical import resolve_mode
 from mastra_memory.memory.recall import search
 from mastra_memory.memory.recall.fusion import (
     DEFAULT_FUSION,
@@ -24,7 +25,7 @@ from mastra_memory.memory.recall.fusion import (
     z_scores,
 )
 from mastra_memory.stores.sqlite.capabilities import SQLITE_CAPABILITIES
-from mastra_memory.stores.sqlite.lexical import fts_query
+from mastra_memory.stores.sqlite.lexical import SQLiteLexicalIndex, fts_query
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
 
@@ -165,6 +166,31 @@ async def test_auto_the_default_is_hybrid_where_the_store_has_a_lexical_index(tm
     await memory.close()
 
 
+async def test_auto_is_vector_on_an_in_memory_sqlite_database(tmp_path: Path) -> None:
+    # :memory: is private to its connection: the lexical index's own connection would miss earlier writes.
+    in_memory, on_file = SQLiteVector(":memory:"), SQLiteVector(str(tmp_path / "v.db"))
+    assert (resolve_mode(in_memory, "auto"), resolve_mode(on_file, "auto")) == ("vector", "hybrid")
+    assert resolve_mode(in_memory, "hybrid") == "hybrid"  # asked for explicitly: kept
+    memory = Memory(
+        storage="sqlite:///:memory:",
+        embedder="hash/64",
+        options={"lastMessages": False, "semanticRecall": {"topK": 3, "messageRange": 0}},
+    )
+    await _seed(memory)
+
+    async def hits(mode: str | None) -> list[tuple[str, float]]:
+        config = {"semanticRecall": {"mode": mode}} if mode else None
+        found = await memory.recall(
+            "t1", resource_id="ada", vector_search_string="Biscuit", per_page=0, thread_config=config
+        )
+        return [(h.message_id, h.score) for h in found.hits]
+
+    assert await hits(None) == await hits("vector")
+    await memory.close()
+    await in_memory.close()
+    await on_file.close()
+
+
 async def test_auto_is_vector_on_a_store_without_a_lexical_index(tmp_path: Path) -> None:
     vector = NoLexicalVector(str(tmp_path / "m.db"))
     memory = _memory(tmp_path / "m.db", "auto", vector)
@@ -254,3 +280,22 @@ async def test_a_message_only_the_lexical_side_found_gets_its_cosine_score(
     assert "rare" in [h.message_id for h in hybrid.hits]
     assert all(h.score == pytest.approx(cosine[h.message_id]) for h in hybrid.hits)
     await memory.close()
+
+
+async def test_a_file_lexical_index_keeps_one_connection_that_sees_other_connections_writes(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "l.db"
+    index = SQLiteLexicalIndex(db)
+    await index.ensure("docs")  # no vector table: empty tables
+    await index.upsert("docs", ["a"], ["apples and pears"], [{"message_id": "a"}])
+    assert [h.id for h in await index.search("docs", "apples", top_k=5, flt=None)] == ["a"]
+    other = sqlite3.connect(db)  # another writer (the vector store has its own connection)
+    with other:
+        other.execute("INSERT INTO mastra_lexical__docs (id, metadata, content) VALUES ('b', '{}', 'apples')")
+    other.close()
+    found = {h.id for h in await index.search("docs", "apples", top_k=5, flt=None)}
+    assert found == {"a", "b"}  # the cached connection reads what another committed
+    index.close()  # the next call opens a new connection on the same file
+    assert {h.id for h in await index.search("docs", "apples pears", top_k=5, flt=None)} == found
+    index.close()

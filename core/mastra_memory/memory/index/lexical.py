@@ -2,8 +2,8 @@
 ``"auto"``, the default, wherever a store has one).
 
 A vector store that declares ``lexical_search`` in its capability manifest (docs/spec.md §2.9) has one:
-either it offers ``lexical_index()`` returning a :class:`LexicalIndex`, or it is the embedded SQLite store,
-whose FTS5 side lives in :mod:`mastra_memory.stores.sqlite.lexical`. The indexer writes each vector's text
+it offers ``lexical_index()`` returning a :class:`LexicalIndex` (the embedded SQLite store's FTS5 side lives
+in :mod:`mastra_memory.stores.sqlite.lexical`). The indexer writes each vector's text
 and metadata there beside the vector and deletes them with it; the search runs the same filter (tenant
 scope and ``semanticRecall.filter``) on both sides.
 """
@@ -123,16 +123,9 @@ def lexical_index_for(vector: MastraVector) -> LexicalIndex | None:
     if found is not None:
         return found
     provider = getattr(vector, "lexical_index", None)
-    index: LexicalIndex
-    if callable(provider):
-        index = provider()
-    else:
-        from ...stores.sqlite.lexical import SQLiteLexicalIndex
-        from ...stores.sqlite.store import SQLiteVector
-
-        if not isinstance(vector, SQLiteVector):
-            return None
-        index = SQLiteLexicalIndex(vector.settings.url)
+    if not callable(provider):
+        return None
+    index: LexicalIndex = provider()
     _INDEXES[vector] = index
     return index
 
@@ -145,9 +138,9 @@ def shares_mastra_layout(vector: MastraVector) -> bool:
 
 def resolve_mode(vector: MastraVector, mode: str) -> str:
     """The mode a recall runs in: ``"auto"`` is ``"hybrid"`` where the store's manifest declares a lexical
-    index, ``"vector"`` elsewhere and on Mastra's layout (docs/spec.md §5.3 step 7, [Δ]); ``"vector"`` and
-    ``"hybrid"`` are kept as given (``"hybrid"`` without a lexical index is refused by
-    :func:`require_lexical`).
+    index that holds every write, ``"vector"`` elsewhere (an SQLite ``:memory:`` database included) and on
+    Mastra's layout (docs/spec.md §5.3 step 7, [Δ]); ``"vector"`` and ``"hybrid"`` are kept as given
+    (``"hybrid"`` without a lexical index is refused by :func:`require_lexical`).
 
     Mastra's layout stays on vectors because Mastra writes there too: its messages never reach our
     lexical rows, and its recall ranks by vectors, so vectors alone keep both sides' recall identical on
@@ -155,7 +148,11 @@ def resolve_mode(vector: MastraVector, mode: str) -> str:
     """
     if mode != "auto":
         return mode
-    return "hybrid" if supports_lexical(vector) and not shares_mastra_layout(vector) else "vector"
+    # A lexical index that misses some of the store's vectors (SQLite :memory:) would rank by a part.
+    complete = getattr(vector, "lexical_holds_every_write", True)
+    return (
+        "hybrid" if supports_lexical(vector) and complete and not shares_mastra_layout(vector) else "vector"
+    )
 
 
 def require_lexical(vector: MastraVector) -> LexicalIndex:

@@ -19,9 +19,13 @@ Queries. User text never reaches FTS5's query syntax: the words (``\\w+``) of th
 terms joined with ``OR`` (so ``"``, ``*``, ``NEAR``, ``OR``, ``-`` and ``:`` are words or nothing), and
 ``bm25()`` ranks the rows the filter keeps. Scores are returned as ``-bm25`` (higher is better).
 
-Connections. Each call opens its own short-lived connection on a worker thread (the vector store's
-connection is its own business), except for ``:memory:``, whose one private connection lives as long as
-this object: a new one would be another, empty, database.
+Connections. One private connection per object (the vector store's connection is its own business),
+opened by the first call and used by one call at a time, under a lock, from a worker thread; :meth:`close`
+closes it. Opening one per call cost about 2 ms (connect, then parse the file's schema) on every recall and
+every save. For ``:memory:`` one connection is the only choice: a new one would be another, empty, database.
+It runs WAL's ``synchronous = NORMAL`` as the vector store's connection does: the lexical rows are no more
+durable than the vectors they sit beside, and a lost tail of the WAL loses the same suffix of writes a
+crash between the two transactions would.
 """
 
 from __future__ import annotations
@@ -38,8 +42,8 @@ from ...filters.ast import Node
 from ...memory.index.lexical import LexicalHit, query_words
 from ...vector.records import PORTABLE_INDEX_NAME
 from .connection import BUSY_TIMEOUT_MS, MEMORY, sqlite_path, write_transaction
-from .store import TABLE_PREFIX as VECTOR_TABLE_PREFIX
 from .translate import register_sql_functions, translate_cached
+from .vector_rows import TABLE_PREFIX as VECTOR_TABLE_PREFIX
 
 __all__ = ["LexicalHit", "SQLiteLexicalIndex", "fts_query"]
 
@@ -114,7 +118,7 @@ class SQLiteLexicalIndex:
 
     def __init__(self, url: str | Path) -> None:
         self.path = sqlite_path(url)
-        self._memory: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._ready: set[str] = set()
 
@@ -125,22 +129,17 @@ class SQLiteLexicalIndex:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if self.path != MEMORY:
+            conn.execute("PRAGMA synchronous = NORMAL")  # per connection; WAL is the vector store's
         register_sql_functions(conn)
         return conn
 
     def _with_connection(self, fn: Callable[[sqlite3.Connection], T], write: bool) -> T:
         with self._lock:
-            if self.path == MEMORY:
-                if self._memory is None:
-                    self._memory = self._connect()
-                conn = self._memory
-            else:
-                conn = self._connect()
-            try:
-                return write_transaction(conn, fn) if write else fn(conn)
-            finally:
-                if conn is not self._memory:
-                    conn.close()
+            if self._conn is None:
+                self._conn = self._connect()
+            conn = self._conn
+            return write_transaction(conn, fn) if write else fn(conn)
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
         return await asyncio.to_thread(self._with_connection, fn, write)
@@ -246,8 +245,8 @@ class SQLiteLexicalIndex:
         return await self._run(search)
 
     def close(self) -> None:
-        """Close the private connection of a ``:memory:`` index (files hold no open connection)."""
+        """Close the private connection (the next call opens a new one; for ``:memory:``, an empty one)."""
         with self._lock:
-            if self._memory is not None:
-                self._memory.close()
-                self._memory = None
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -59,7 +59,7 @@ from ...vector.records import IndexConfig, IndexStats, QueryResult
 from ...vector.sql_translate import IDENTIFIER
 from .ann import AnnRoute
 from .capabilities import SQLITE_CAPABILITIES
-from .connection import SQLiteConnection
+from .connection import MEMORY, SQLiteConnection
 from .scopes import (
     DEFAULT_SCOPE_ROWS,
     Scope,
@@ -85,6 +85,9 @@ from .vector_rows import (
     load_snapshot,
     scalar_index,
 )
+
+if TYPE_CHECKING:
+    from .lexical import SQLiteLexicalIndex
 from .vector_rows import blob as _blob
 from .vector_rows import from_blob as _from_blob
 from .vector_rows import metadata_index_name as _metadata_index_name
@@ -198,11 +201,30 @@ class SQLiteVector(SQLFileVector):
         self._scope_rows = scope_rows
         self._scopes: dict[str, ScopeCache] = {}
         self._ann = AnnRoute(self._db.path, self.settings.ann_threshold, self.settings.ann_background)
+        self._lexical: SQLiteLexicalIndex | None = None
+
+    def lexical_index(self) -> SQLiteLexicalIndex:
+        """The FTS5 side of hybrid recall beside this store's indexes (:mod:`.lexical`), one per store: it
+        keeps a connection of its own, which :meth:`close` closes with the store's."""
+        if self._lexical is None:
+            from .lexical import SQLiteLexicalIndex  # imported late: lexical.py reads this module's names
+
+            self._lexical = SQLiteLexicalIndex(self.settings.url)
+        return self._lexical
+
+    @property
+    def lexical_holds_every_write(self) -> bool:
+        """Whether the lexical index sees every vector this store holds: not for ``:memory:``, whose
+        database is private to its connection, so the lexical index's connection has another, which misses
+        what was written before the first hybrid recall. Mode ``"auto"`` stays on vectors there."""
+        return self._db.path != MEMORY
 
     async def close(self) -> None:
-        """Close the database connection and drop the in-memory snapshots."""
+        """Close the database connections (the lexical index's too) and drop the in-memory snapshots."""
         await self._db.close()
         self._ann.close()
+        if self._lexical is not None:
+            self._lexical.close()
         self._prepared = None
         self._snapshots.clear()
         self._scopes.clear()
