@@ -55,7 +55,8 @@ async def _save_and_recall(tmp_path: Path) -> None:
     memory = Memory(
         storage=SQLiteStorage(str(tmp_path / "m.db")),
         embedder="hash/32",
-        options={"lastMessages": 5, "semanticRecall": {"topK": 1, "messageRange": 0}},
+        # Mode vector: the recall's one vector query is the span under test (auto would go hybrid here).
+        options={"lastMessages": 5, "semanticRecall": {"topK": 1, "messageRange": 0, "mode": "vector"}},
     )
     try:
         await memory.create_thread("alice", "t")

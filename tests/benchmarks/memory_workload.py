@@ -333,7 +333,9 @@ async def run_workload(target_name: str, size: int, recalls: int = RECALLS) -> d
         tmp = Path(tmp_name)
         pg_url = facts.pop("url")
         disk_before = _pg_database_bytes(pg_url) if pg_url else _dir_bytes(tmp)
-        recall_cfg = {"topK": TOP_K, "messageRange": MESSAGE_RANGE, "scope": "resource"}
+        # Mode vector: the workload measures vector recall against exact search (issue 19's figures);
+        # mode auto (the default) goes hybrid where a store has a lexical index (recall_mode_cost.py).
+        recall_cfg = {"topK": TOP_K, "messageRange": MESSAGE_RANGE, "scope": "resource", "mode": "vector"}
         memory = Memory(
             storage=storage,
             vector=vector,
