@@ -154,6 +154,9 @@ BENCH_STORES = {
     "lancedb": ("lancedb",),
     "qdrant": ("qdrant",),
     "pgvector": ("pgvector",),
+    "opensearch": ("opensearch",),
+    # FerretDB (a SQLite-backed MongoDB wire-protocol server): its figures describe FerretDB, not MongoDB.
+    "mongodb": ("mongodb",),
     "mastra": (),
 }
 

@@ -23,8 +23,9 @@ instead, labelled as a reference.
 
 Stores are the conformance kit's targets (``registry.registered_targets()``), so server-backed stores
 reuse the kit's provisioners: ``sqlite`` (default), ``lancedb``, ``qdrant-edge``, ``qdrant-local``
-(``qdrant`` means both), ``pgvector`` (``pgvector-native``: a private PostgreSQL on loopback), or any
-other registered target name. A vector-only target gets the embedded SQLite storage beside it.
+(``qdrant`` means both), ``pgvector`` (``pgvector-native``: a private PostgreSQL on loopback),
+``opensearch`` (``opensearch-native``), ``mongodb`` (``mongodb-ferretdb``: FerretDB, a SQLite-backed
+wire-protocol server, so its figures are FerretDB's, not MongoDB's), or any other registered target name. A vector-only target gets the embedded SQLite storage beside it.
 
 Usage::
 
@@ -91,7 +92,14 @@ MASTRA_REFERENCE: dict[int, dict[str, float]] = {
 
 #: ``--stores`` shorthands: a name that is not a target name expands to these targets.
 MASTRA = "mastra-libsql"
-ALIASES = {"mastra": (MASTRA,), "qdrant": ("qdrant-edge", "qdrant-local"), "pgvector": ("pgvector-native",)}
+ALIASES = {
+    "mastra": (MASTRA,),
+    "qdrant": ("qdrant-edge", "qdrant-local"),
+    "pgvector": ("pgvector-native",),
+    "opensearch": ("opensearch-native",),
+    # FerretDB, a SQLite-backed wire-protocol server: its figures describe FerretDB, not MongoDB.
+    "mongodb": ("mongodb-ferretdb",),
+}
 
 
 # --- the workload ------------------------------------------------------------------------------------
@@ -352,6 +360,14 @@ async def run_workload(target_name: str, size: int, recalls: int = RECALLS) -> d
                 t0 = time.perf_counter()
                 await memory.save_messages(batch)
                 saves.append((len(batch), time.perf_counter() - t0))
+                if (start + SAVE_BATCH) % max(SAVE_BATCH, size // 10) == 0:
+                    # Progress on stderr, so a run stopped by --timeout shows how far its ingest got.
+                    done_n, spent = sum(n for n, _ in saves), sum(s for _, s in saves)
+                    print(
+                        f"[bench] {target_name}: {done_n:,} saved in {spent:.0f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             ingest = _ingest_rates(saves, size)
 
             async def recall(q: Query, scope_thread: bool) -> tuple[list[str], float]:
@@ -609,7 +625,16 @@ def machine_info() -> dict[str, Any]:
     import importlib.metadata as md
 
     versions = {}
-    for dist in ("mastra-memory", "numpy", "lancedb", "qdrant-client", "qdrant-edge-py", "psycopg"):
+    for dist in (
+        "mastra-memory",
+        "numpy",
+        "lancedb",
+        "qdrant-client",
+        "qdrant-edge-py",
+        "psycopg",
+        "opensearch-py",
+        "pymongo",
+    ):
         with contextlib.suppress(md.PackageNotFoundError):
             versions[dist] = md.version(dist)
     return {
@@ -817,7 +842,16 @@ def _run_child(store: str, size: int, recalls: int, timeout: float) -> dict[str,
 
 
 #: Column order of a table: the embedded default first, Mastra last; other targets in between by name.
-ORDER = ("sqlite", "lancedb", "qdrant-edge", "qdrant-local", "pgvector-native", MASTRA)
+ORDER = (
+    "sqlite",
+    "lancedb",
+    "qdrant-edge",
+    "qdrant-local",
+    "pgvector-native",
+    "opensearch-native",
+    "mongodb-ferretdb",
+    MASTRA,
+)
 
 
 def _saved_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
