@@ -26,13 +26,15 @@ from copies of the snapshot's rows, and keeps the graph in memory only.
 Persistence. Beside the file, ``<file>.ann/<index>/<build>/`` holds ``graph.faiss`` and ``seqs.npy``, and
 ``<file>.ann/<index>/current.json`` names the build (replaced atomically). The graph's vectors are
 memory-mapped (``IO_FLAG_MMAP_IFC``), so a restart attaches it without rebuilding. One process builds at a
-time (``flock`` on ``<index>/build.lock``); the others keep their graph or search exactly.
+time (``flock`` on ``<index>/build.lock``); the others keep their graph or search exactly. On close, a store
+saves the seqs its own writes changed since the build (``<build>/changes.json``): a store that has not
+loaded the index searches the graph directly from the file while those are all the changes
+(``ann_direct.py``), so a start does not read the whole matrix.
 """
 
 from __future__ import annotations
 
 import fcntl
-import importlib
 import json
 import logging
 import os
@@ -50,6 +52,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
+from .ann_direct import ChangeLog, direct_search
+from .ann_faiss import EF_MAX, EF_MIN, faiss_available, faiss_module, new_graph, prepared
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_ANN_THRESHOLD
 from .snapshot import FLOAT32, Snapshot
@@ -58,46 +62,10 @@ __all__ = ["DEFAULT_ANN_THRESHOLD", "AnnGraph", "AnnRoute", "faiss_available"]
 
 logger = logging.getLogger("mastra_memory.stores.sqlite.ann")
 
-# HNSW parameters measured in tests/benchmarks/ann_libraries.py (recall@10 = 1.000 at ef 64 on 100k).
-_M: Final = 16
-_EF_CONSTRUCTION: Final = 128
-_EF_MIN: Final = 128
-_EF_MAX: Final = 1024
 _BUILD_CHUNK: Final = 20_000
 _ADD_CHUNK: Final = 2_000  # rows added between two checks that the store is still open
 # Stored graph vectors within this of the snapshot's (after the same normalisation) count as the same.
 _SAME_VECTOR: Final = 1e-5
-
-
-def _faiss() -> Any:
-    """The faiss module, imported on first use (an optional dependency; its stubs are partial)."""
-    return importlib.import_module("faiss")
-
-
-def faiss_available() -> bool:
-    try:
-        _faiss()
-    except ImportError:
-        return False
-    return True
-
-
-def _prepared(block: npt.NDArray[np.float32], metric: Metric) -> npt.NDArray[np.float32]:
-    """Vectors as the graph holds them: unit length for cosine (inner product), as stored otherwise."""
-    out = np.array(block, dtype=FLOAT32, copy=True)
-    if metric == "cosine":
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
-    return out
-
-
-def _new_graph(dimension: int, metric: Metric) -> Any:
-    faiss = _faiss()
-
-    kind = faiss.METRIC_L2 if metric == "euclidean" else faiss.METRIC_INNER_PRODUCT
-    graph = faiss.IndexHNSWFlat(dimension, _M, kind)
-    graph.hnsw.efConstruction = _EF_CONSTRUCTION
-    return graph
 
 
 @dataclass(eq=False)
@@ -127,7 +95,7 @@ class AnnGraph:
 
     def stored(self) -> npt.NDArray[np.float32]:
         """The graph's vectors (a view of its storage, memory-mapped when loaded from a file)."""
-        faiss = _faiss()
+        faiss = faiss_module()
 
         storage = faiss.downcast_index(self.graph.storage)
         flat = faiss.rev_swig_ptr(storage.get_xb(), self.size * self.dimension)
@@ -202,19 +170,29 @@ class AnnGraph:
         for start in range(0, self.size, 8192):
             part = slots[start : start + 8192]
             found = part >= 0
-            rows = _prepared(snapshot.matrix[part[found]], self.metric)
+            rows = prepared(snapshot.matrix[part[found]], self.metric)
             diff = np.abs(stored[start : start + part.size][found] - rows).max(axis=1, initial=0.0)
             chunk = np.zeros(part.size, dtype=np.bool_)
             chunk[found] = diff <= _SAME_VECTOR
             same[start : start + part.size] = chunk
         return same
 
+    def nearest(self, vector: npt.NDArray[np.float64], fetch: int) -> npt.NDArray[np.int64]:
+        """Positions of the ``fetch`` best matches of ``vector`` in the whole graph (no filter)."""
+        faiss = faiss_module()
+
+        query = prepared(vector.astype(FLOAT32).reshape(1, -1), self.metric)
+        params = faiss.SearchParametersHNSW(efSearch=min(EF_MAX, max(EF_MIN, fetch)))
+        _, labels = self.graph.search(query, fetch, params=params)
+        found: npt.NDArray[np.int64] = labels[0][labels[0] >= 0].astype(np.int64)
+        return found
+
     def candidates(
         self, snapshot: Snapshot, rows: npt.NDArray[np.int64], vector: npt.NDArray[np.float64], k: int
     ) -> npt.NDArray[np.int64]:
         """Slots to score exactly: the graph's best matches among ``rows`` plus every row of ``rows`` the
         graph does not hold (ascending, distinct)."""
-        faiss = _faiss()
+        faiss = faiss_module()
 
         self.attach(snapshot)
         everything = rows.size == snapshot.n - snapshot.dead
@@ -231,8 +209,8 @@ class AnnGraph:
         if selected:
             fetch = min(max(4 * k, 40), selected)
             # A narrower filter leaves fewer matching neighbours per visited node: widen the list.
-            ef = min(_EF_MAX, max(_EF_MIN, fetch) * max(1, -(-self.size // selected)))
-            query = _prepared(vector.astype(FLOAT32).reshape(1, -1), self.metric)
+            ef = min(EF_MAX, max(EF_MIN, fetch) * max(1, -(-self.size // selected)))
+            query = prepared(vector.astype(FLOAT32).reshape(1, -1), self.metric)
             if selected == self.size:
                 params = faiss.SearchParametersHNSW(efSearch=ef)
             else:
@@ -261,7 +239,7 @@ class _Files:
             return None
 
     def publish(self, graph: AnnGraph) -> None:
-        faiss = _faiss()
+        faiss = faiss_module()
 
         self.root.mkdir(parents=True, exist_ok=True)
         build = uuid.uuid4().hex
@@ -280,7 +258,7 @@ class _Files:
                 shutil.rmtree(old, ignore_errors=True)
 
     def load(self, dimension: int, metric: Metric) -> AnnGraph | None:
-        faiss = _faiss()
+        faiss = faiss_module()
 
         try:
             meta = json.loads((self.root / "current.json").read_text())
@@ -347,6 +325,7 @@ class AnnRoute:
         self.in_memory = path == ":memory:"
         self._path = path
         self._graphs: dict[str, AnnGraph | None] = {}  # None: looked for on disk, none usable
+        self._logs: dict[str, ChangeLog] = {}  # our own writes since a graph was looked for (ann_direct.py)
         self._futures: dict[str, Future[AnnGraph | None]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._warned = False
@@ -355,8 +334,17 @@ class AnnRoute:
         self._stop = threading.Event()
 
     def close(self) -> None:
-        """Stop a running build (dropped, not published) and forget the graphs."""
+        """Stop a running build (dropped, not published), save what our writes changed since each persisted
+        graph (the next process's direct route starts from it: ``ann_direct.py``) and forget the graphs."""
         self._stop.set()
+        for name, log in self._logs.items():
+            graph = self._graphs.get(name)
+            if graph is not None and graph.build and log.last:
+                folder = self._files(name).root / graph.build
+                changes = log.resolve(graph.build, graph.generation, folder, log.last)
+                if changes is not None and changes.generation != graph.generation:
+                    changes.save(folder)
+        self._logs.clear()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
@@ -370,14 +358,46 @@ class AnnRoute:
     def forget(self, name: str) -> None:
         """The index was deleted: drop its graph and files."""
         self._graphs.pop(name, None)
+        self._logs.pop(name, None)
         if not self.in_memory:
             shutil.rmtree(self._files(name).root, ignore_errors=True)
 
-    def touched(self, name: str, seqs: npt.NDArray[np.int64]) -> None:
-        """Our own write changed the rows ``seqs`` (same transaction as the snapshot patch)."""
+    def touched(self, name: str, seqs: npt.NDArray[np.int64], before: str, after: str) -> None:
+        """Our own write changed the rows ``seqs`` and the registry generation from ``before`` to ``after``
+        (same transaction as the snapshot patch)."""
         graph = self._graphs.get(name)
         if graph is not None and seqs.size:
             graph.touched.append(seqs)
+        if name in self._graphs or name in self._futures:  # a graph was looked for: its changes matter
+            self._logs.setdefault(name, ChangeLog()).record(before, after, seqs)
+
+    def direct(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        table: str,
+        generation: str,
+        dimension: int,
+        metric: Metric,
+        vector: npt.NDArray[np.float64],
+        k: int,
+        where: str,
+        params: dict[str, Any],
+    ) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """The search through the persisted graph with the rows read from the file, for a store that has
+        not loaded the index (``ann_direct.py``); None where the snapshot route must answer: no persisted
+        graph, writes since its build not all known or too many, or a filter too narrow."""
+        if self.in_memory or not self.usable():
+            return None
+        graph = self.graph(name, dimension, metric)
+        if graph is None or not graph.build or graph.size < self.threshold:
+            return None
+        log = self._logs.setdefault(name, ChangeLog())
+        folder = self._files(name).root / graph.build
+        changes = log.resolve(graph.build, graph.generation, folder, generation)
+        if changes is None or changes.seqs.size > max(10_000, graph.size // 10):
+            return None  # the snapshot route checks every position, then extends the graph
+        return direct_search(conn, table, graph, changes, vector, k, metric, where, params)
 
     def usable(self) -> bool:
         if faiss_available():
@@ -495,7 +515,7 @@ class AnnRoute:
                     loaded = files.load(dimension, metric)
                     if loaded is None or loaded.build != base.build:
                         return None
-                    faiss = _faiss()
+                    faiss = faiss_module()
 
                     loaded.graph = faiss.read_index(str(files.root / base.build / "graph.faiss"))
                     return self._extend(loaded, chunks, generation, dimension, metric, files)
@@ -517,7 +537,7 @@ class AnnRoute:
         def job() -> AnnGraph | None:
             start = None
             if base is not None:
-                graph = _faiss().clone_index(base.graph)
+                graph = faiss_module().clone_index(base.graph)
                 start = AnnGraph(graph, base.seqs, dimension, metric, base.generation)
             return self._extend(start, [chunk], generation, dimension, metric, None)
 
@@ -539,13 +559,13 @@ class AnnRoute:
         metric: Metric,
         files: _Files | None,
     ) -> AnnGraph:
-        graph = _new_graph(dimension, metric) if base is None else base.graph
+        graph = new_graph(dimension, metric) if base is None else base.graph
         parts = [base.seqs] if base is not None else []
         for seqs, block in chunks:
             for start in range(0, seqs.size, _ADD_CHUNK):
                 if self._stop.is_set():
                     raise _Stopped
-                graph.add(_prepared(block[start : start + _ADD_CHUNK], metric))
+                graph.add(prepared(block[start : start + _ADD_CHUNK], metric))
             parts.append(np.asarray(seqs, dtype=np.int64))
         seqs_all = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         built = AnnGraph(graph, seqs_all, dimension, metric, generation)

@@ -300,7 +300,8 @@ class SQLiteVector(SQLFileVector):
         scopes = self._scopes.get(name)
         if scopes is not None:
             scopes.changed(index.generation, token, scope_patch)
-        self._ann.touched(name, touched)  # rows the approximate index may no longer hold as they are
+        # Rows the approximate index may no longer hold as they are; the generation step for its direct route.
+        self._ann.touched(name, touched, index.generation, token)
         if snapshot is None:
             return
         snapshot.generation = token
@@ -338,11 +339,14 @@ class SQLiteVector(SQLFileVector):
             if not scalar_index(conn, name, scope.key):
                 continue
             where = f"WHERE {value_sql(scope.key)} = ?"
-            (count,) = conn.execute(f"SELECT count(*) FROM {table} {where}", (scope.value,)).fetchone()
-            if count > self._scope_rows // 2:
+            # Counted only as far as the decision needs (a million-row scope is not counted to the end).
+            large = self._scope_rows // 2 + 1
+            if self._ann.usable():
+                large = min(large, self._ann.threshold)  # the approximate index covers the whole index
+            counted = f"SELECT count(*) FROM (SELECT 1 FROM {table} {where} LIMIT {int(large)})"
+            (count,) = conn.execute(counted, (scope.value,)).fetchone()
+            if count >= large:
                 return None  # a scope this large would evict the others: the whole index serves it
-            if count >= self._ann.threshold and self._ann.usable():
-                return None  # large enough for the approximate index, which covers the whole index
             snapshot = load_snapshot(conn, name, index.dimension, index.generation, where, (scope.value,))
             cache.put(scope, snapshot)
             return scope, snapshot
@@ -656,6 +660,23 @@ class SQLiteVector(SQLFileVector):
         if scoped is not None:
             scope, snapshot = scoped
             rows = self._matching_slots(conn, name, snapshot, fragment, scope)
+        if rows is None and name not in self._snapshots:
+            # A large search before the index is loaded: the persisted graph and the candidates' rows from
+            # the file, without reading the whole matrix (ann_direct.py).
+            direct = self._ann.direct(
+                conn,
+                name,
+                _table(name),
+                index.generation,
+                index.dimension,
+                index.metric,
+                vector,
+                top_k,
+                fragment.sql if fragment is not None else "",
+                dict(fragment.params) if fragment is not None else {},
+            )
+            if direct is not None:
+                return self._results(conn, name, *direct, include_vector)
         if rows is None:  # no scope, or one that cannot answer: the whole index
             snapshot = self._snapshot(conn, name, index)
             rows = self._matching_slots(conn, name, snapshot, fragment, None)
@@ -671,6 +692,18 @@ class SQLiteVector(SQLFileVector):
         else:
             scores = exact_scores(snapshot, rows, vector, index.metric)
             chosen, chosen_scores = top_k_rows(rows, scores, snapshot.ids, top_k)
+        return self._results(conn, name, snapshot, chosen, chosen_scores, include_vector)
+
+    def _results(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        snapshot: Snapshot,
+        chosen: npt.NDArray[np.int64],
+        chosen_scores: npt.NDArray[np.float64],
+        include_vector: bool,
+    ) -> list[QueryResult]:
+        """The chosen slots of ``snapshot`` as results, with their metadata read now."""
         metadata = self._metadata_of(conn, name, snapshot.seqs[chosen])
         return [
             QueryResult(

@@ -1,0 +1,182 @@
+"""The approximate route without a snapshot: the graph searched with its rows read from the file (issue 28).
+
+Why. The snapshot route (``ann.py``) needs the whole index in memory: at a million rows that is 1.5 GB of
+float32 read before the first answer (12–25 s here). While no snapshot is loaded, a search over a scope at
+or above the threshold can instead ask the memory-mapped graph for candidates and read only those rows —
+their vectors to score exactly, their metadata to apply the filter in SQL — so the first recall after a
+start costs milliseconds and the process holds the graph's links, not the matrix (docs/performance.md).
+
+Exactness of what is returned: as on the snapshot route, only recall is approximate.
+
+* The filter is the store's exact SQL translation, applied to every candidate row read; the tenant scope
+  is part of it, so a foreign row never comes back.
+* A graph position names the row ``seq`` it was built from. It stands for that row's current vector only
+  while nothing wrote the row since the build, so this route runs only while *every* write since the
+  build is known (:class:`Changes`): the graph was built at the registry's current generation, or each
+  write since was this store's own (they list the seqs they touched), or a previous process saved that
+  list on close (``<build>/changes.json``, valid only for the generation it names). Touched rows are read
+  and scored from the file whatever the graph says; any other writer's change breaks the chain and the
+  snapshot route answers instead (it checks every position against the file's vectors).
+* Candidates are fetched without a filter inside the graph (the filter is in SQL here) and widened until
+  ``2·k`` of them pass it; a filter too narrow for that within ``_MAX_FETCH`` candidates goes to the
+  snapshot route, which restricts the graph search to the matching rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ...capabilities import Metric
+from .search import exact_scores, top_k_rows
+from .snapshot import FLOAT32, Snapshot
+
+__all__ = ["ChangeLog", "Changes", "Graph", "direct_search"]
+
+# Candidates asked of the graph at most before the snapshot route is preferred (a narrow filter).
+_MAX_FETCH: Final = 4096
+# Writes remembered to connect a newly published graph's generation to the registry's.
+_LOG_ENTRIES: Final = 10_000
+
+
+class Graph(Protocol):
+    """What the direct route needs of a graph (``ann.AnnGraph``): position ``p`` holds row ``seqs[p]``."""
+
+    seqs: npt.NDArray[np.int64]
+    dimension: int
+
+    @property
+    def size(self) -> int: ...
+
+    def nearest(self, vector: npt.NDArray[np.float64], fetch: int) -> npt.NDArray[np.int64]: ...
+
+
+@dataclass
+class Changes:
+    """Every seq written since the graph ``build`` was built, up to the registry ``generation``."""
+
+    build: str
+    generation: str
+    seqs: npt.NDArray[np.int64]  # ascending, distinct
+
+    def save(self, folder: Path) -> None:
+        """``changes.json`` in the build's folder (replaced atomically); a missing folder is ignored."""
+        tmp = folder / f"changes.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(json.dumps({"generation": self.generation, "seqs": self.seqs.tolist()}))
+            os.replace(tmp, folder / "changes.json")
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    @staticmethod
+    def saved(folder: Path, build: str) -> Changes | None:
+        try:
+            meta = json.loads((folder / "changes.json").read_text())
+            seqs = np.unique(np.asarray(meta["seqs"], dtype=np.int64))
+            return Changes(build, str(meta["generation"]), seqs)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+class ChangeLog:
+    """This store's own writes of one index, as generation steps: ``before -> (after, seqs touched)``."""
+
+    def __init__(self) -> None:
+        self._steps: OrderedDict[str, tuple[str, npt.NDArray[np.int64]]] = OrderedDict()
+        self.current: Changes | None = None
+        self.last = ""  # the generation our latest write left
+
+    def record(self, before: str, after: str, seqs: npt.NDArray[np.int64]) -> None:
+        self._steps[before] = (after, seqs)
+        self.last = after
+        if len(self._steps) > _LOG_ENTRIES:
+            self._steps.popitem(last=False)
+        current = self.current
+        if current is not None:
+            if current.generation == before:
+                current.seqs = np.union1d(current.seqs, seqs)
+                current.generation = after
+            else:  # someone else wrote in between: the chain is broken
+                self.current = None
+
+    def changes(self, build: str, start: str, seqs: npt.NDArray[np.int64], target: str) -> Changes | None:
+        """The changes from generation ``start`` (with ``seqs`` already changed) to ``target`` along our own
+        writes, or None when a step is not ours (another writer) or no longer remembered."""
+        parts, generation = [seqs], start
+        while generation != target:
+            step = self._steps.get(generation)
+            if step is None:
+                return None
+            generation, touched = step
+            parts.append(touched)
+        return Changes(build, target, np.unique(np.concatenate(parts)))
+
+    def resolve(self, build: str, graph_generation: str, folder: Path | None, target: str) -> Changes | None:
+        """The changes since the graph ``build`` (built at ``graph_generation``) up to ``target``, or None
+        when they are not all known."""
+        current = self.current
+        if current is not None and current.build == build and current.generation == target:
+            return current
+        found = self.changes(build, graph_generation, np.zeros(0, dtype=np.int64), target)
+        if found is None and folder is not None:
+            saved = Changes.saved(folder, build)
+            if saved is not None:
+                found = self.changes(build, saved.generation, saved.seqs, target)
+        self.current = found
+        return found
+
+
+def _read(
+    conn: sqlite3.Connection, table: str, seqs: npt.NDArray[np.int64], where: str, params: dict[str, Any]
+) -> list[tuple[int, str, bytes]]:
+    """(seq, id, vector) of the rows among ``seqs`` that the filter ``where`` keeps."""
+    sql = f"SELECT seq, id, vector FROM {table} WHERE seq IN (SELECT value FROM json_each(:ann_seqs))"
+    if where:
+        sql += f" AND ({where})"
+    return list(conn.execute(sql, {**params, "ann_seqs": json.dumps(seqs.tolist())}))
+
+
+def direct_search(
+    conn: sqlite3.Connection,
+    table: str,
+    graph: Graph,
+    changes: Changes,
+    vector: npt.NDArray[np.float64],
+    k: int,
+    metric: Metric,
+    where: str,
+    params: dict[str, Any],
+) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+    """The top ``k`` rows matching ``where`` through the graph and the file: a small snapshot of the rows
+    read, the chosen slots in it and their exact scores; None when the filter is too narrow for the
+    unfiltered graph search (the caller takes the snapshot route)."""
+    changed = changes.seqs
+    rows = _read(conn, table, changed, where, params) if changed.size else []
+    fetch = min(max(4 * k, 40), graph.size)
+    while True:
+        found = graph.seqs[graph.nearest(vector, fetch)]
+        if changed.size:
+            found = found[~np.isin(found, changed)]  # read above, as they are now
+        kept = _read(conn, table, found, where, params)
+        if len(kept) >= 2 * k or fetch >= graph.size:
+            break
+        if fetch >= _MAX_FETCH:
+            return None
+        fetch = min(fetch * 4, _MAX_FETCH, graph.size)
+    rows += kept
+    rows.sort(key=lambda row: row[0])
+    seqs = np.fromiter((seq for seq, _, _ in rows), dtype=np.int64, count=len(rows))
+    blobs = b"".join(blob for _, _, blob in rows)
+    matrix = np.frombuffer(blobs, dtype=FLOAT32).reshape(len(rows), graph.dimension)
+    small = Snapshot(changes.generation, seqs, [rid for _, rid, _ in rows], matrix)
+    slots = np.arange(len(rows), dtype=np.int64)
+    chosen, scores = top_k_rows(slots, exact_scores(small, slots, vector, metric), small.ids, k)
+    return small, chosen, scores

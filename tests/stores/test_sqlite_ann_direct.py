@@ -1,0 +1,227 @@
+"""The SQLite store's direct approximate route (``stores/sqlite/ann_direct.py``, issue 28): a store that has
+not loaded the index answers a large search from the persisted graph and the candidates' rows in the file.
+
+* a fresh store's answers match the exact route's (recall ≥ 0.99, exact scores, stored vectors) and it
+  never loads the index (the point of the route: no full matrix read on a cold start);
+* random filters (tenant, thread, role, dates) stay exact through it: every result matches, seed printed;
+* its own writes after the start (new rows, a row moved onto the query, deletions) are seen at once, still
+  without loading, and carry over a restart (``changes.json``);
+* another connection's write, or a filter too narrow for the unfiltered graph search, sends the search to
+  the snapshot route, whose answers are the exact route's.
+
+The exact route is the same store class with the approximate index switched off, on the same file. No
+timing anywhere.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mastra_memory.filters import evaluate
+from mastra_memory.stores.sqlite.store import SQLiteVector
+
+from .test_sqlite_ann import (
+    DIM,
+    INDEX,
+    THREADS,
+    USERS,
+    K,
+    _assert_exact_scores,
+    _data,
+    _queries,
+    _recall,
+    _store,
+)
+
+pytest.importorskip("faiss")
+
+ROWS = 3_000  # as test_sqlite_ann's data, whose _queries draw from these rows
+
+
+@pytest.fixture
+async def built(tmp_path: Path) -> AsyncIterator[tuple[Path, SQLiteVector]]:
+    """(a file of ``ROWS`` rows whose graph is built and persisted, the exact store on it)."""
+    path = tmp_path / "direct.db"
+    vectors, metadata = _data(1, rows=ROWS)
+    builder = _store(path)
+    try:
+        await builder.create_index(INDEX, DIM, "cosine", metadata_indexes=["thread_id", "resource_id"])
+        await builder.upsert(INDEX, vectors, metadata, [f"r{i:05d}" for i in range(ROWS)])
+        await builder.build_ann_index(INDEX)
+    finally:
+        await builder.close()
+    exact = _store(path, threshold=10**9)
+    try:
+        yield path, exact
+    finally:
+        await exact.close()
+
+
+def _loaded(store: SQLiteVector) -> bool:
+    """Whether the store read the whole index into memory (what the direct route avoids)."""
+    return INDEX in store._snapshots
+
+
+async def _pair(store: SQLiteVector, exact: SQLiteVector, q: Any, flt: Any = None, **kw: Any) -> Any:
+    a = await store.query(INDEX, q.tolist(), top_k=K, filter=flt, **kw)
+    e = await exact.query(INDEX, q.tolist(), top_k=K, filter=flt, **kw)
+    return a, e
+
+
+@pytest.mark.timeout(120)
+async def test_a_fresh_store_answers_from_the_graph_without_loading(
+    built: tuple[Path, SQLiteVector],
+) -> None:
+    path, exact = built
+    store = _store(path)
+    try:
+        pairs = []
+        for i, q in enumerate(_queries(11, 60)):
+            flt = [None, {"resource_id": "u0"}, {"role": "user"}][i % 3]
+            a, e = await _pair(store, exact, q, flt)
+            if flt is not None:
+                assert all(evaluate(flt, r.metadata) for r in a)
+            _assert_exact_scores(a, e)
+            pairs.append((a, e))
+        assert _recall(pairs) >= 0.99
+        assert not _loaded(store)
+        assert store._ann.builds == 0
+        a, e = await _pair(store, exact, _queries(12, 1)[0], include_vector=True)
+        shared = {r.id: r.vector for r in e}
+        for r in a:
+            if r.id in shared:
+                assert r.vector == pytest.approx(shared[r.id], abs=0)  # the stored float32 values
+        assert not _loaded(store)
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(240)
+async def test_random_filters_stay_exact_on_the_direct_route(built: tuple[Path, SQLiteVector]) -> None:
+    path, exact = built
+    seed = random.randrange(2**32)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    store = _store(path)
+    try:
+        pairs = []
+        for q in _queries(seed, 80):
+            user = f"u{rng.randrange(USERS)}"
+            choice = rng.randrange(5)
+            flt: dict[str, Any] = {"resource_id": user}
+            if choice == 1:
+                start = 1_700_000_000 + rng.randrange(ROWS // 2)
+                flt["created_at"] = {"$gte": start, "$lt": start + rng.randrange(1_200, 2_500)}
+            elif choice == 2:
+                flt["$or"] = [{"role": "assistant"}, {"thread_id": f"{user}-t{rng.randrange(THREADS)}"}]
+            elif choice == 3:
+                flt = {"role": {"$ne": "assistant"}}
+            elif choice == 4:
+                flt["thread_id"] = {"$ne": f"{user}-t0"}
+            a, e = await _pair(store, exact, q, flt)
+            for r in a:
+                assert evaluate(flt, r.metadata), (seed, flt, r)
+            assert len(a) == len(e), (seed, flt)
+            _assert_exact_scores(a, e)
+            pairs.append((a, e))
+        assert _recall(pairs) >= 0.99, seed
+        assert not _loaded(store), seed  # every one of these filters keeps enough of the candidates
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(120)
+async def test_own_writes_are_seen_and_carry_over_a_restart(built: tuple[Path, SQLiteVector]) -> None:
+    path, exact = built
+    queries = _queries(13, 12)
+    store = _store(path)
+    try:
+        await _pair(store, exact, queries[0], {"resource_id": "u0"})  # the graph is in use
+        new = queries[:4]
+        meta = [{"resource_id": "u0", "thread_id": "u0-t0", "role": "user", "created_at": 1} for _ in new]
+        await store.upsert(INDEX, new, meta, [f"new{i}" for i in range(len(new))])
+        for i, q in enumerate(new):
+            a, e = await _pair(store, exact, q, {"resource_id": "u0"})
+            assert a[0].id == f"new{i}" == e[0].id
+        # A row moved onto the query (the graph holds its old vector), then the best hit deleted.
+        target = queries[5]
+        far, _ = await _pair(store, exact, -target)
+        moved = far[0].id
+        await store.update_vector(INDEX, id=moved, update={"vector": target.tolist()})
+        a, e = await _pair(store, exact, target)
+        assert a[0].id == moved == e[0].id
+        assert a[0].score == pytest.approx(1.0, abs=1e-6)
+        best, _ = await _pair(store, exact, queries[6])
+        await store.delete_vectors(INDEX, ids=[best[0].id])
+        a, e = await _pair(store, exact, queries[6])
+        assert best[0].id not in {r.id for r in a}
+        assert [r.id for r in a] == [r.id for r in e]
+        assert not _loaded(store)
+    finally:
+        await store.close()
+    assert list((path.parent / "direct.db.ann" / INDEX).glob("*/changes.json"))
+    reopened = _store(path)
+    try:
+        for i, q in enumerate(new):
+            a, _ = await _pair(reopened, exact, q, {"resource_id": "u0"})
+            assert a[0].id == f"new{i}"
+        a, _ = await _pair(reopened, exact, target)
+        assert a[0].id == moved
+        a, _ = await _pair(reopened, exact, queries[6])
+        assert best[0].id not in {r.id for r in a}
+        assert not _loaded(reopened)  # the saved changes made the direct route usable after the restart
+    finally:
+        await reopened.close()
+
+
+@pytest.mark.timeout(120)
+async def test_another_writer_sends_the_search_to_the_snapshot_route(
+    built: tuple[Path, SQLiteVector],
+) -> None:
+    path, exact = built
+    queries = _queries(14, 6)
+    store, other = _store(path), _store(path, threshold=10**9)
+    try:
+        await _pair(store, exact, queries[0], {"resource_id": "u1"})
+        assert not _loaded(store)
+        meta = [{"resource_id": "u1", "thread_id": "u1-t0", "role": "user", "created_at": 1} for _ in queries]
+        await other.upsert(INDEX, queries, meta, [f"o{i}" for i in range(len(queries))])
+        for i, q in enumerate(queries):
+            a, e = await _pair(store, exact, q, {"resource_id": "u1"})
+            assert a[0].id == f"o{i}" == e[0].id
+            assert [r.id for r in a] == [r.id for r in e]
+        assert _loaded(store)  # a change it did not make: the graph is checked against the whole index
+    finally:
+        await store.close()
+        await other.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_narrow_filter_goes_to_the_snapshot_route(tmp_path: Path) -> None:
+    """More rows than the direct route ever fetches (4,096), and a filter keeping 1 row in 100 of them."""
+    rows = 6_000
+    path = tmp_path / "narrow.db"
+    vectors, metadata = _data(15, rows=rows)
+    builder = _store(path)
+    await builder.create_index(INDEX, DIM, "cosine", metadata_indexes=["resource_id"])
+    await builder.upsert(INDEX, vectors, metadata, [f"r{i:05d}" for i in range(rows)])
+    await builder.build_ann_index(INDEX)
+    await builder.close()
+    store, exact = _store(path), _store(path, threshold=10**9)
+    try:
+        rng = np.random.default_rng(16)
+        q = vectors[7] + 0.3 * rng.standard_normal(DIM).astype(np.float32)
+        flt = {"resource_id": "u0", "created_at": {"$gte": 1_700_000_000, "$lt": 1_700_000_060}}
+        a, e = await _pair(store, exact, q, flt)
+        assert [r.id for r in a] == [r.id for r in e]
+        assert all(evaluate(flt, r.metadata) for r in a)
+        assert _loaded(store)
+    finally:
+        await store.close()
+        await exact.close()
