@@ -53,7 +53,7 @@ import numpy.typing as npt
 
 from ...capabilities import Metric
 from .ann_direct import ChangeLog, direct_search
-from .ann_faiss import EF_MAX, EF_MIN, faiss_available, faiss_module, new_graph, prepared
+from .ann_faiss import EF_MAX, faiss_available, faiss_module, new_graph, prepared, search_list, searching
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_ANN_THRESHOLD
 from .snapshot import FLOAT32, Snapshot
@@ -179,10 +179,10 @@ class AnnGraph:
 
     def nearest(self, vector: npt.NDArray[np.float64], fetch: int) -> npt.NDArray[np.int64]:
         """Positions of the ``fetch`` best matches of ``vector`` in the whole graph (no filter)."""
-        faiss = faiss_module()
+        faiss = searching()
 
         query = prepared(vector.astype(FLOAT32).reshape(1, -1), self.metric)
-        params = faiss.SearchParametersHNSW(efSearch=min(EF_MAX, max(EF_MIN, fetch)))
+        params = faiss.SearchParametersHNSW(efSearch=search_list(self.size, fetch))
         _, labels = self.graph.search(query, fetch, params=params)
         found: npt.NDArray[np.int64] = labels[0][labels[0] >= 0].astype(np.int64)
         return found
@@ -192,7 +192,7 @@ class AnnGraph:
     ) -> npt.NDArray[np.int64]:
         """Slots to score exactly: the graph's best matches among ``rows`` plus every row of ``rows`` the
         graph does not hold (ascending, distinct)."""
-        faiss = faiss_module()
+        faiss = searching()
 
         self.attach(snapshot)
         everything = rows.size == snapshot.n - snapshot.dead
@@ -209,7 +209,7 @@ class AnnGraph:
         if selected:
             fetch = min(max(4 * k, 40), selected)
             # A narrower filter leaves fewer matching neighbours per visited node: widen the list.
-            ef = min(EF_MAX, max(EF_MIN, fetch) * max(1, -(-self.size // selected)))
+            ef = min(EF_MAX, search_list(self.size, fetch) * max(1, -(-self.size // selected)))
             query = prepared(vector.astype(FLOAT32).reshape(1, -1), self.metric)
             if selected == self.size:
                 params = faiss.SearchParametersHNSW(efSearch=ef)

@@ -430,6 +430,16 @@ class SQLiteVector(SQLFileVector):
 
         return await self._read(names)
 
+    async def _shape(self, operation: str, index: str) -> tuple[int, Metric]:
+        # The base reads the shape through describe_index, which counts every row (a scan of an index:
+        # ~0.1 s at 1M rows, on the first query of a process); the registry row suffices.
+        if index not in self._dimensions or index not in self._metrics:
+            shape = self._read(lambda conn: self._index_row(conn, operation, index))
+            row = await self._call(operation, shape, index)
+            self._dimensions[index] = row.dimension
+            self._metrics[index] = row.metric
+        return self._dimensions[index], self._metrics[index]
+
     async def _describe_index(self, name: str) -> IndexStats:
         def describe(conn: sqlite3.Connection) -> IndexStats:
             index = self._index_row(conn, "DESCRIBE_INDEX", name)
