@@ -13,13 +13,19 @@ server, an emulator, or the service an environment variable names) and this scri
   visible (see ``PLANS``);
 * per query phase (exact and/or ANN) and filter case: p50/p95 over ``--queries`` top-10 queries (after one
   warm-up query), recall@10 against the exact answer computed with numpy (the reference evaluator picks the
-  matching rows), and whether every query returned 10 hits (or every match, when fewer match).
+  matching rows), and whether every query returned 10 hits (or every match, when fewer match);
+* ``--alone`` (issue 28, "cost follows the user, not the store"): the scope of one user among the 50,
+  ``{resource_id: r7}`` (2 % of records), queried on the full index and then on a second index holding only
+  that user's records (the same vectors, ids and metadata, the same steps after ingest): p50/p95 of both,
+  their ratio, recall@10 of both. Both indexes declare ``thread_id`` and ``resource_id`` as metadata
+  indexes, as the memory layer does. ``--cases scope`` runs only that case (no other filter case).
 
 Usage::
 
     python tests/benchmarks/vectors.py --target qdrant                 # an adapter: its default target
     python tests/benchmarks/vectors.py --target qdrant-local --count 2000 --queries 10
-    python tests/benchmarks/vectors.py --target pgvector --json out.json
+    python tests/benchmarks/vectors.py --target pgvector --out /tmp/bench
+    python tests/benchmarks/vectors.py --target qdrant --alone --cases scope   # cost follows the user
 
 An adapter name stands for its first available target in ``DEFAULT_TARGETS``: the service its ``url``
 target's environment variable names (``MASTRA_MEMORY_TEST_PG_DSN``, ``..._MONGODB_URI``,
@@ -61,6 +67,12 @@ CASES: dict[str, dict[str, Any] | None] = {
     },
     "role != user or n != 3 (99.9 %, negations)": {"$or": [{"role": {"$ne": "user"}}, {"n": {"$ne": 3}}]},
 }
+#: One user among the 50 of the data (2 % of records): the scope ``--alone`` measures.
+SCOPE_LABEL = "resource_id = r7 (2 %, one user)"
+SCOPE = {"resource_id": "r7"}
+#: The keys the memory layer declares as metadata indexes for the scope (memory/index/indexer.py).
+SCOPE_INDEXES = ("thread_id", "resource_id")
+ALONE = "bench_alone"
 HNSW = {"type": "hnsw", "m": 16, "ef_construction": 64}
 
 #: ``step(store, index, dimension)``: what an adapter does between ingest and its queries.
@@ -193,8 +205,10 @@ class Data:
     matching: dict[str, int]
 
 
-def make_data(count: int, dimension: int, queries: int, vectors: str) -> Data:
-    """The records and probes (seeded), and the exact answers the recall is measured against."""
+def make_data(
+    count: int, dimension: int, queries: int, vectors: str, cases: Mapping[str, Any] = CASES
+) -> Data:
+    """The records and probes (seeded), and the exact answers of ``cases`` the recall is measured against."""
     from mastra_memory.filters import matches, parse
 
     rng = np.random.default_rng(42)
@@ -225,7 +239,7 @@ def make_data(count: int, dimension: int, queries: int, vectors: str) -> Data:
     scores = probes @ unit.T  # cosine: every vector is a unit vector
     truth: dict[str, list[set[str]]] = {}
     matching: dict[str, int] = {}
-    for label, flt in CASES.items():
+    for label, flt in cases.items():
         node = parse(flt) if flt is not None else None
         mask = np.array([matches(node, m) for m in metadata])
         masked = np.where(mask, scores, -np.inf)
@@ -239,18 +253,25 @@ def _percentile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def _phase(store: Any, data: Data, phase: Phase, queries: int) -> dict[str, dict[str, Any]]:
+async def _phase(
+    store: Any,
+    data: Data,
+    phase: Phase,
+    queries: int,
+    cases: Mapping[str, Any] = CASES,
+    index: str = INDEX,
+) -> dict[str, dict[str, Any]]:
     probes = data.probes[: min(queries, phase.queries or queries)]
     rows: dict[str, dict[str, Any]] = {}
-    for label, flt in CASES.items():
-        await store.query(INDEX, probes[0], top_k=TOP_K, filter=flt, **phase.options)  # warm up
+    for label, flt in cases.items():
+        await store.query(index, probes[0], top_k=TOP_K, filter=flt, **phase.options)  # warm up
         latencies: list[float] = []
         found = wanted = 0
         complete = True  # every query returned min(10, matching records) hits
         expected = min(TOP_K, data.matching[label])
         for probe, truth in zip(probes, data.truth[label], strict=False):
             started = time.perf_counter()
-            hits = await store.query(INDEX, probe, top_k=TOP_K, filter=flt, **phase.options)
+            hits = await store.query(index, probe, top_k=TOP_K, filter=flt, **phase.options)
             latencies.append((time.perf_counter() - started) * 1000)
             found += len({h.id for h in hits} & truth)
             wanted += len(truth)
@@ -290,40 +311,104 @@ def provisioned(name: str, tmp: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
     raise SystemExit(f"no target of {name!r} is available: " + "; ".join(reasons))
 
 
-async def bench(
-    name: str, tmp: Path, count: int | None, dimension: int, queries: int | None, vectors: str
+async def _measure(
+    store: Any,
+    index: str,
+    data: Data,
+    rows: npt.NDArray[np.intp],
+    plan: Plan,
+    create: Mapping[str, Any],
+    queries: int,
+    cases: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Provision ``name``, ingest, run the adapter's steps and query phases; the measurements."""
+    """Create ``index``, ingest the records at positions ``rows``, run the plan's steps and query phases."""
+    dimension = data.vectors.shape[1]
+    await store.create_index(index, dimension, "cosine", **create)
+    report: dict[str, Any] = {}
+    started = time.perf_counter()
+    for start in range(0, len(rows), plan.batch):
+        chunk = rows[start : start + plan.batch]
+        await store.upsert(
+            index,
+            data.vectors[chunk],
+            [data.metadata[i] for i in chunk],
+            [data.ids[i] for i in chunk],
+        )
+    report["ingest_seconds"] = time.perf_counter() - started
+    report["ingest_vectors_per_s"] = len(rows) / report["ingest_seconds"]
+    report["steps"], report["phases"] = {}, {}
+    for step in plan.steps:
+        if isinstance(step, Timed):
+            started = time.perf_counter()
+            await step.run(store, index, dimension)
+            report["steps"][step.key] = time.perf_counter() - started
+        else:
+            report["phases"][step.name] = await _phase(store, data, step, queries, cases, index)
+    return report
+
+
+def _scope_comparison(full: dict[str, Any], alone: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per query phase: the scope on the full index and on the user's own index, and the ratio."""
+    rows = {}
+    for phase, cases in full["phases"].items():
+        on_full, on_alone = cases[SCOPE_LABEL], alone["phases"][phase][SCOPE_LABEL]
+        rows[phase] = {
+            "full": on_full,
+            "alone": on_alone,
+            "p50_ratio": on_full["p50_ms"] / on_alone["p50_ms"],
+            "p95_ratio": on_full["p95_ms"] / on_alone["p95_ms"],
+        }
+    return rows
+
+
+async def bench(
+    name: str,
+    tmp: Path,
+    count: int | None,
+    dimension: int,
+    queries: int | None,
+    vectors: str,
+    alone: bool = False,
+    only_scope: bool = False,
+) -> dict[str, Any]:
+    """Provision ``name``, ingest, run the adapter's steps and query phases; the measurements.
+
+    ``alone``: then the scope case on a second index holding only that user's records (``ALONE``).
+    """
     from mastra_memory import create_vector
 
+    cases: dict[str, Any] = {} if only_scope else dict(CASES)
+    if alone or only_scope:
+        cases[SCOPE_LABEL] = SCOPE
     with provisioned(name, tmp) as (settings, facts):
         plan = PLANS[facts["adapter"]]
         count = count or plan.count
         queries = queries or plan.queries
-        data = make_data(count, dimension, queries, vectors)
+        create = dict(plan.create)
+        if alone or only_scope:
+            declared = list(create.get("metadata_indexes", []))
+            create["metadata_indexes"] = declared + [k for k in SCOPE_INDEXES if k not in declared]
+        data = make_data(count, dimension, queries, vectors, cases)
         store = create_vector(facts["adapter"], **{**settings.vector, **plan.settings(count)})
         report: dict[str, Any] = {**facts, "count": count, "dimension": dimension, "vectors": vectors}
+        report["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        created = [INDEX]
         try:
-            await store.create_index(INDEX, dimension, "cosine", **plan.create)
-            started = time.perf_counter()
-            for start in range(0, count, plan.batch):
-                end = start + plan.batch
-                await store.upsert(
-                    INDEX, data.vectors[start:end], data.metadata[start:end], data.ids[start:end]
-                )
-            report["ingest_seconds"] = time.perf_counter() - started
-            report["ingest_vectors_per_s"] = count / report["ingest_seconds"]
-            report["steps"], report["phases"] = {}, {}
-            for step in plan.steps:
-                if isinstance(step, Timed):
-                    started = time.perf_counter()
-                    await step.run(store, INDEX, dimension)
-                    report["steps"][step.key] = time.perf_counter() - started
-                else:
-                    report["phases"][step.name] = await _phase(store, data, step, queries)
+            everyone = np.arange(count)
+            report |= await _measure(store, INDEX, data, everyone, plan, create, queries, cases)
+            if alone:
+                created.append(ALONE)
+                own = np.array([i for i, m in enumerate(data.metadata) if m["resource_id"] == "r7"])
+                scope = {SCOPE_LABEL: SCOPE}
+                report["alone"] = {
+                    "count": len(own),
+                    **await _measure(store, ALONE, data, own, plan, create, queries, scope),
+                }
+                report["scope"] = _scope_comparison(report, report["alone"])
         finally:
-            with contextlib.suppress(Exception):
-                await store.delete_index(INDEX)
+            for index in created:
+                with contextlib.suppress(Exception):
+                    await store.delete_index(index)
             await store.close()
     return report
 
@@ -338,11 +423,27 @@ def show(report: dict[str, Any]) -> None:
     for phase, rows in r["phases"].items():
         print(f"  {'top-10, ' + phase:<48} {'p50':>10} {'p95':>10} {'recall':>7} {'all hits':>8}")
         for label, row in rows.items():
-            hits = "always" if row["complete"] else "NO"
-            print(
-                f"    {label:<46} {row['p50_ms']:>8.2f}ms {row['p95_ms']:>8.2f}ms "
-                f"{row['recall_at_10']:>7.3f} {hits:>8}"
-            )
+            _row(label, row)
+    if "alone" in r:
+        a = r["alone"]
+        print(
+            f"\n  one user alone: {a['count']:,} vectors, ingest {a['ingest_vectors_per_s']:,.0f} vectors/s"
+        )
+        for key, seconds in a["steps"].items():
+            print(f"    {key.removesuffix('_seconds').replace('_', ' ')}: {seconds:.1f} s")
+        for phase, cmp in r["scope"].items():
+            print(f"  {SCOPE_LABEL + ', ' + phase:<48} {'p50':>10} {'p95':>10} {'recall':>7} {'all hits':>8}")
+            _row(f"on {r['count']:,}", cmp["full"])
+            _row(f"on the user's {a['count']:,} alone", cmp["alone"])
+            print(f"    {'ratio (full / alone)':<46} {cmp['p50_ratio']:>9.2f}x {cmp['p95_ratio']:>9.2f}x")
+
+
+def _row(label: str, row: Mapping[str, Any]) -> None:
+    hits = "always" if row["complete"] else "NO"
+    print(
+        f"    {label:<46} {row['p50_ms']:>8.2f}ms {row['p95_ms']:>8.2f}ms "
+        f"{row['recall_at_10']:>7.3f} {hits:>8}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -356,10 +457,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=None, help="per case (default 50; mongodb 5)")
     parser.add_argument("--vectors", choices=("topics", "uniform"), default="topics")
     parser.add_argument("--out", type=Path, default=Path("reports"))
+    parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="then the scope of one user (resource_id r7, 2 %%) on an index holding only that user's records",
+    )
+    parser.add_argument(
+        "--cases",
+        choices=("all", "scope"),
+        default="all",
+        help="scope: only the one-user scope case (the other filter cases are skipped)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="mm-bench-vectors-") as tmp:
         report = asyncio.run(
-            bench(args.target, Path(tmp), args.count, args.dimension, args.queries, args.vectors)
+            bench(
+                args.target,
+                Path(tmp),
+                args.count,
+                args.dimension,
+                args.queries,
+                args.vectors,
+                alone=args.alone,
+                only_scope=args.cases == "scope",
+            )
         )
     show(report)
     args.out.mkdir(parents=True, exist_ok=True)
