@@ -113,6 +113,18 @@ class ScopeCache:
         self.budget = budget
         self._scopes: OrderedDict[Scope, Snapshot] = OrderedDict()
         self._rows = 0
+        # Scopes found too large for a scope snapshot, with the generation they were counted at: the
+        # count stops at the threshold but still reads that many index entries (~3 ms at 50,000).
+        self._large: dict[Scope, str] = {}
+
+    def large(self, scope: Scope, generation: str) -> bool:
+        """Whether ``scope`` was counted too large at ``generation``."""
+        return self._large.get(scope) == generation
+
+    def mark_large(self, scope: Scope, generation: str) -> None:
+        if len(self._large) >= 64:  # a few big users; forget the oldest beyond that
+            del self._large[next(iter(self._large))]
+        self._large[scope] = generation
 
     def __len__(self) -> int:
         return len(self._scopes)

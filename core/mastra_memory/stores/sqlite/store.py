@@ -336,6 +336,8 @@ class SQLiteVector(SQLFileVector):
                 return scope, hit
         table = _table(name)
         for scope in wanted:
+            if cache.large(scope, index.generation):
+                return None
             if not scalar_index(conn, name, scope.key):
                 continue
             where = f"WHERE {value_sql(scope.key)} = ?"
@@ -346,6 +348,7 @@ class SQLiteVector(SQLFileVector):
             counted = f"SELECT count(*) FROM (SELECT 1 FROM {table} {where} LIMIT {int(large)})"
             (count,) = conn.execute(counted, (scope.value,)).fetchone()
             if count >= large:
+                cache.mark_large(scope, index.generation)
                 return None  # a scope this large would evict the others: the whole index serves it
             snapshot = load_snapshot(conn, name, index.dimension, index.generation, where, (scope.value,))
             cache.put(scope, snapshot)
