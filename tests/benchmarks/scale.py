@@ -187,6 +187,16 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _anon_mb() -> float:
+    """The process's private resident memory (RssAnon): VmRSS also counts pages of memory-mapped files
+    (the graph's vectors), which are the page cache, shared between processes and reclaimable."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def _pct(samples: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(samples), q))
 
@@ -242,6 +252,7 @@ async def _measure(
     user_matrix = np.ascontiguousarray(data[mine])
     thread_of_q = np.random.default_rng(SEED + 2).choice(np.unique(threads), count)
     rss_before_open = _rss_mb()
+    anon_before_open = _anon_mb()
     store = _store(db, scope_rows, ann)
     created = np.asarray([_metadata(0, 0, int(r))["created_at"] for r in mine], dtype=np.int64)
     date_rng = np.random.default_rng(SEED + 3)
@@ -252,6 +263,7 @@ async def _measure(
         await store.query(INDEX, qs[0].tolist(), top_k=k, filter=resource)
         out["cold_first_query_ms"] = (time.perf_counter() - t) * 1e3
         out["rss_after_cold_mb"] = _rss_mb() - rss_before_open
+        out["anon_after_cold_mb"] = _anon_mb() - anon_before_open
         # what the first query read: the whole index, or that user's scope alone (a private look)
         out["cold_loaded_whole_index"] = INDEX in store._snapshots
         for scope in ("resource", "thread", "dates"):
@@ -290,6 +302,8 @@ async def _measure(
             }
         out["rss_store_mb"] = _rss_mb() - rss_before_open
         out["rss_per_row_bytes"] = out["rss_store_mb"] * 2**20 / rows
+        out["anon_store_mb"] = _anon_mb() - anon_before_open
+        out["anon_per_row_bytes"] = out["anon_store_mb"] * 2**20 / rows
         out["peak_rss_mb"] = resource_peak_mb()
         out["rss_process_start_mb"] = rss0
     finally:
