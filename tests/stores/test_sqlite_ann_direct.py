@@ -5,7 +5,8 @@ not loaded the index answers a large search from the persisted graph and the can
   never loads the index (the point of the route: no full matrix read on a cold start);
 * random filters (tenant, thread, role, dates) stay exact through it: every result matches, seed printed;
 * its own writes after the start (new rows, a row moved onto the query, deletions) are seen at once, still
-  without loading, and carry over a restart (``changes.json``);
+  without loading, and carry over a restart (``changes.json``), also from a process that only wrote;
+  enough of them are added to the graph in the background;
 * another connection's write, or a filter too narrow for the unfiltered graph search, sends the search to
   the snapshot route, whose answers are the exact route's.
 
@@ -15,6 +16,7 @@ timing anywhere.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -142,8 +144,7 @@ async def test_own_writes_are_seen_and_carry_over_a_restart(built: tuple[Path, S
     queries = _queries(13, 12)
     store = _store(path)
     try:
-        await _pair(store, exact, queries[0], {"resource_id": "u0"})  # the graph is in use
-        new = queries[:4]
+        new = queries[:4]  # written before the first search, as a memory saves the message it recalls for
         meta = [{"resource_id": "u0", "thread_id": "u0-t0", "role": "user", "created_at": 1} for _ in new]
         await store.upsert(INDEX, new, meta, [f"new{i}" for i in range(len(new))])
         for i, q in enumerate(new):
@@ -225,3 +226,49 @@ async def test_a_narrow_filter_goes_to_the_snapshot_route(tmp_path: Path) -> Non
     finally:
         await store.close()
         await exact.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_process_that_only_writes_saves_its_changes(built: tuple[Path, SQLiteVector]) -> None:
+    path, exact = built
+    q = _queries(17, 1)[0]
+    writer = _store(path)
+    try:
+        await writer.upsert(INDEX, [q.tolist()], [{"resource_id": "u1", "role": "user"}], ["written"])
+    finally:
+        await writer.close()
+    reader = _store(path)
+    try:
+        a, e = await _pair(reader, exact, q, {"resource_id": "u1"})
+        assert a[0].id == "written" == e[0].id
+        assert not _loaded(reader)
+    finally:
+        await reader.close()
+
+
+@pytest.mark.timeout(180)
+async def test_many_own_writes_extend_the_graph_in_the_background(built: tuple[Path, SQLiteVector]) -> None:
+    """Past 1,000 changed rows the direct route adds them to the graph (they are read on every search
+    until then), keeps answering meanwhile, and never loads the index."""
+    path, exact = built
+    more, meta = _data(18, rows=1_200)
+    store = _store(path, background=True)
+    try:
+        await store.upsert(INDEX, more, meta, [f"m{i:04d}" for i in range(len(more))])
+        queries = _queries(19, 20)
+        await _pair(store, exact, queries[0])  # starts the extension
+        for _ in range(1_200):
+            if store._ann.builds:
+                break
+            await asyncio.sleep(0.05)
+        assert store._ann.builds == 1
+        pairs = [await _pair(store, exact, q) for q in queries]
+        assert _recall(pairs) >= 0.99
+        graph = store._ann.graph(INDEX, DIM, "cosine")
+        assert graph is not None
+        assert graph.size == ROWS + len(more)
+        got = await store.query(INDEX, more[5].tolist(), top_k=K)
+        assert got[0].id == "m0005"
+        assert not _loaded(store)
+    finally:
+        await store.close()

@@ -325,7 +325,8 @@ class AnnRoute:
         self.in_memory = path == ":memory:"
         self._path = path
         self._graphs: dict[str, AnnGraph | None] = {}  # None: looked for on disk, none usable
-        self._logs: dict[str, ChangeLog] = {}  # our own writes since a graph was looked for (ann_direct.py)
+        self._logs: dict[str, ChangeLog] = {}  # our own writes while a graph exists (ann_direct.py)
+        self._persisted: set[str] = set()  # indexes known to have a graph on disk
         self._futures: dict[str, Future[AnnGraph | None]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._warned = False
@@ -338,13 +339,15 @@ class AnnRoute:
         graph (the next process's direct route starts from it: ``ann_direct.py``) and forget the graphs."""
         self._stop.set()
         for name, log in self._logs.items():
-            graph = self._graphs.get(name)
-            if graph is not None and graph.build and log.last:
-                folder = self._files(name).root / graph.build
-                changes = log.resolve(graph.build, graph.generation, folder, log.last)
-                if changes is not None and changes.generation != graph.generation:
+            current = self._files(name).current() if log.last else None
+            if current is not None:  # the build on disk now (perhaps never loaded: a process that only wrote)
+                build, generation = current
+                folder = self._files(name).root / build
+                changes = log.resolve(build, generation, folder, log.last)
+                if changes is not None and changes.generation != generation:
                     changes.save(folder)
         self._logs.clear()
+        self._persisted.clear()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
@@ -359,6 +362,7 @@ class AnnRoute:
         """The index was deleted: drop its graph and files."""
         self._graphs.pop(name, None)
         self._logs.pop(name, None)
+        self._persisted.discard(name)
         if not self.in_memory:
             shutil.rmtree(self._files(name).root, ignore_errors=True)
 
@@ -366,16 +370,26 @@ class AnnRoute:
         """Our own write changed the rows ``seqs`` and the registry generation from ``before`` to ``after``
         (same transaction as the snapshot patch)."""
         graph = self._graphs.get(name)
-        if graph is not None and seqs.size:
+        if graph is not None and graph.snapshot is not None and seqs.size:  # else the next attach is whole
             graph.touched.append(seqs)
-        if name in self._graphs or name in self._futures:  # a graph was looked for: its changes matter
+        if self._has_graph(name):  # the changes since its build: the direct route needs every one
             self._logs.setdefault(name, ChangeLog()).record(before, after, seqs)
+
+    def _has_graph(self, name: str) -> bool:
+        """Whether a graph of ``name`` exists or is being built (one ``stat`` per write until it does)."""
+        if name in self._persisted or self._graphs.get(name) is not None or name in self._futures:
+            return True
+        if not self.in_memory and (self._files(name).root / "current.json").exists():
+            self._persisted.add(name)
+            return True
+        return False
 
     def direct(
         self,
         conn: sqlite3.Connection,
         name: str,
         table: str,
+        registry: str,
         generation: str,
         dimension: int,
         metric: Metric,
@@ -397,6 +411,9 @@ class AnnRoute:
         changes = log.resolve(graph.build, graph.generation, folder, generation)
         if changes is None or changes.seqs.size > max(10_000, graph.size // 10):
             return None  # the snapshot route checks every position, then extends the graph
+        if changes.seqs.size > max(1_000, graph.size // 1_000):
+            # Changed rows are read on every search (~5 µs each): add them to the graph in the background.
+            self._start_file_job(name, table, registry, graph, changes.seqs, graph.dimension, graph.metric)
         return direct_search(conn, table, graph, changes, vector, k, metric, where, params)
 
     def usable(self) -> bool:
@@ -500,8 +517,28 @@ class AnnRoute:
             return None
         if self.in_memory:
             return self._submit(name, self._memory_job(snapshot, base, dimension, metric))
+        touched = np.zeros(0, dtype=np.int64) if base is None else base.seqs[base.bad]
+        return self._start_file_job(name, table, registry, base, touched, dimension, metric, force=True)
+
+    def _start_file_job(
+        self,
+        name: str,
+        table: str,
+        registry: str,
+        base: AnnGraph | None,
+        touched: npt.NDArray[np.int64],
+        dimension: int,
+        metric: Metric,
+        force: bool = False,
+    ) -> Future[AnnGraph | None] | None:
+        """Build (``base`` None) or extend ``base`` with the rows after its last seq and the ``touched``
+        ones it holds, read from the file on a connection of its own, in the background."""
+        if name in self._futures:
+            return self._futures[name]
+        if not self.background and not force:
+            return None
         after = -1 if base is None else int(base.seqs.max(initial=-1))
-        extra = np.zeros(0, dtype=np.int64) if base is None else np.unique(base.seqs[base.bad])
+        extra = np.unique(touched[touched <= after])
         files = self._files(name)
 
         def job() -> AnnGraph | None:

@@ -680,6 +680,7 @@ class SQLiteVector(SQLFileVector):
                 conn,
                 name,
                 _table(name),
+                REGISTRY,
                 index.generation,
                 index.dimension,
                 index.metric,
