@@ -7,6 +7,8 @@ not loaded the index answers a large search from the persisted graph and the can
 * its own writes after the start (new rows, a row moved onto the query, deletions) are seen at once, still
   without loading, and carry over a restart (``changes.json``), also from a process that only wrote;
   enough of them are added to the graph in the background;
+* a scope below the threshold (a thread) is answered exactly from the graph's vectors — the exact route's
+  ids in its order, with ties, own writes and deletions — without reading the scope's rows;
 * another connection's write, or a filter too narrow for the unfiltered graph search, sends the search to
   the snapshot route, whose answers are the exact route's.
 
@@ -270,5 +272,34 @@ async def test_many_own_writes_extend_the_graph_in_the_background(built: tuple[P
         got = await store.query(INDEX, more[5].tolist(), top_k=K)
         assert got[0].id == "m0005"
         assert not _loaded(store)
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_small_scope_is_exact_from_the_graphs_vectors(built: tuple[Path, SQLiteVector]) -> None:
+    """Threads hold 250 rows, under this store's threshold (300): exact search, scored from the graph."""
+    path, exact = built
+    store = _store(path, threshold=300)
+    rng = random.Random(20)
+    try:
+        # Ties: one vector given to 30 rows of a thread, in no id order (the order is score, then id).
+        tie = _queries(21, 1)[0]
+        ids = [f"tie{i:02d}" for i in rng.sample(range(30), 30)]
+        meta = [{"resource_id": "u0", "thread_id": "u0-t1", "role": "user", "created_at": 1} for _ in ids]
+        await store.upsert(INDEX, [tie.tolist()] * len(ids), meta, ids)
+        queries = _queries(22, 40)
+        await store.delete_vectors(INDEX, ids=["r00002"])  # in u0-t1
+        moved = "r00014"  # u0-t1 too
+        await store.update_vector(INDEX, id=moved, update={"vector": queries[3].tolist()})
+        for i, q in enumerate([tie, *queries]):
+            flt = {"thread_id": f"u{i % USERS}-t{(i // USERS) % THREADS}"} if i else {"thread_id": "u0-t1"}
+            a, e = await _pair(store, exact, q, flt)
+            assert [r.id for r in a] == [r.id for r in e], (i, flt)
+            _assert_exact_scores(a, e)
+        a, _ = await _pair(store, exact, queries[3], {"thread_id": "u0-t1"})
+        assert a[0].id == moved
+        assert not _loaded(store)
+        assert len(store._scopes[INDEX]) == 0  # no scope snapshot was read either
     finally:
         await store.close()

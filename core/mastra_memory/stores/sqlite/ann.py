@@ -34,14 +34,10 @@ loaded the index searches the graph directly from the file while those are all t
 
 from __future__ import annotations
 
-import fcntl
-import json
 import logging
-import os
 import shutil
 import sqlite3
 import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,8 +48,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
-from .ann_direct import ChangeLog, direct_search
+from .ann_direct import ChangeLog, Changes, direct_search, scope_search
 from .ann_faiss import EF_MAX, faiss_available, faiss_module, new_graph, prepared, search_list, searching
+from .ann_files import GraphFiles, read_rows
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_ANN_THRESHOLD
 from .snapshot import FLOAT32, Snapshot
@@ -62,7 +59,6 @@ __all__ = ["DEFAULT_ANN_THRESHOLD", "AnnGraph", "AnnRoute", "faiss_available"]
 
 logger = logging.getLogger("mastra_memory.stores.sqlite.ann")
 
-_BUILD_CHUNK: Final = 20_000
 _ADD_CHUNK: Final = 2_000  # rows added between two checks that the store is still open
 # Stored graph vectors within this of the snapshot's (after the same normalisation) count as the same.
 _SAME_VECTOR: Final = 1e-5
@@ -177,6 +173,18 @@ class AnnGraph:
             same[start : start + part.size] = chunk
         return same
 
+    def positions_of(self, seqs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """The newest position of each seq (an extension re-adds an updated row after its old position),
+        or None if one is not in the graph."""
+        if self.order is None:
+            self.order = np.argsort(self.seqs, kind="stable").astype(np.int64)
+        ordered = self.seqs[self.order]
+        at = np.searchsorted(ordered, seqs, side="right") - 1
+        if seqs.size and (at.min() < 0 or not np.array_equal(ordered[at], seqs)):
+            return None
+        found: npt.NDArray[np.int64] = self.order[at]
+        return found
+
     def nearest(self, vector: npt.NDArray[np.float64], fetch: int) -> npt.NDArray[np.int64]:
         """Positions of the ``fetch`` best matches of ``vector`` in the whole graph (no filter)."""
         faiss = searching()
@@ -224,92 +232,11 @@ class AnnGraph:
         return np.unique(np.concatenate(parts))
 
 
-@dataclass
-class _Files:
-    """``<file>.ann/<index>/``: ``current.json`` naming the build directory, and ``build.lock``."""
-
-    root: Path
-
-    def current(self) -> tuple[str, str] | None:
-        """(build, generation) of the current build, or None."""
-        try:
-            meta = json.loads((self.root / "current.json").read_text())
-            return str(meta["build"]), str(meta["generation"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def publish(self, graph: AnnGraph) -> None:
-        faiss = faiss_module()
-
-        self.root.mkdir(parents=True, exist_ok=True)
-        build = uuid.uuid4().hex
-        folder = self.root / build
-        folder.mkdir()
-        faiss.write_index(graph.graph, str(folder / "graph.faiss"))
-        np.save(folder / "seqs.npy", graph.seqs)
-        meta = {"build": build, "generation": graph.generation, "dimension": graph.dimension}
-        meta |= {"metric": graph.metric, "count": graph.size}
-        tmp = self.root / f"current.{build}.tmp"
-        tmp.write_text(json.dumps(meta))
-        os.replace(tmp, self.root / "current.json")
-        graph.build = build
-        for old in self.root.iterdir():  # earlier builds (a mapped file stays readable once unlinked)
-            if old.is_dir() and old.name != build:
-                shutil.rmtree(old, ignore_errors=True)
-
-    def load(self, dimension: int, metric: Metric) -> AnnGraph | None:
-        faiss = faiss_module()
-
-        try:
-            meta = json.loads((self.root / "current.json").read_text())
-            folder = self.root / str(meta["build"])
-            if meta["dimension"] != dimension or meta["metric"] != metric:
-                return None
-            seqs = np.load(folder / "seqs.npy")
-            graph = faiss.read_index(str(folder / "graph.faiss"), faiss.IO_FLAG_MMAP_IFC)
-        except (OSError, ValueError, KeyError, TypeError, RuntimeError):
-            return None
-        if graph.ntotal != seqs.size or graph.d != dimension:
-            return None
-        generation, build = str(meta["generation"]), str(meta["build"])
-        return AnnGraph(graph, seqs.astype(np.int64), dimension, metric, generation, build)
-
-    def lock(self) -> Any:
-        """An exclusive build lock, or None when another process holds it."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        handle = open(self.root / "build.lock", "a+")  # noqa: SIM115 - held until the build ends
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            return None
-        return handle
-
-
-def _read_rows(
-    path: str, table: str, registry: str, name: str, after: int, extra: npt.NDArray[np.int64]
-) -> tuple[str, list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]]:
-    """(generation, chunks of (seqs, vectors)) of the rows with seq > ``after`` or in ``extra``, read in one
-    transaction on a connection of its own."""
-    conn = sqlite3.connect(path, timeout=10.0)
-    try:
-        conn.execute("BEGIN")
-        (generation,) = conn.execute(f"SELECT generation FROM {registry} WHERE name = ?", (name,)).fetchone()
-        chunks: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
-        queries: list[tuple[str, tuple[Any, ...]]] = [("seq > ?", (int(after),))]
-        if extra.size:  # rows the graph holds with an older vector: added again
-            listed = json.dumps([int(s) for s in extra])
-            queries.append(("seq IN (SELECT value FROM json_each(?))", (listed,)))
-        for where, params in queries:
-            cursor = conn.execute(f"SELECT seq, vector FROM {table} WHERE {where} ORDER BY seq", params)
-            while batch := cursor.fetchmany(_BUILD_CHUNK):
-                seqs = np.fromiter((s for s, _ in batch), dtype=np.int64, count=len(batch))
-                block = np.frombuffer(b"".join(v for _, v in batch), dtype=FLOAT32).reshape(len(batch), -1)
-                chunks.append((seqs, block))
-        conn.execute("COMMIT")
-        return str(generation), chunks
-    finally:
-        conn.close()
+def _loaded(files: GraphFiles, dimension: int, metric: Metric) -> AnnGraph | None:
+    stored = files.load(dimension, metric)
+    if stored is None:
+        return None
+    return AnnGraph(stored.index, stored.seqs, dimension, metric, stored.generation, stored.build)
 
 
 class _Stopped(Exception):
@@ -355,8 +282,8 @@ class AnnRoute:
         self._futures.clear()
         self._stop = threading.Event()
 
-    def _files(self, name: str) -> _Files:
-        return _Files(Path(f"{self._path}.ann") / name)
+    def _files(self, name: str) -> GraphFiles:
+        return GraphFiles(Path(f"{self._path}.ann") / name)
 
     def forget(self, name: str) -> None:
         """The index was deleted: drop its graph and files."""
@@ -401,10 +328,48 @@ class AnnRoute:
         """The search through the persisted graph with the rows read from the file, for a store that has
         not loaded the index (``ann_direct.py``); None where the snapshot route must answer: no persisted
         graph, writes since its build not all known or too many, or a filter too narrow."""
-        if self.in_memory or not self.usable():
+        found = self._direct_graph(name, table, registry, generation, dimension, metric)
+        if found is None or found[0].size < self.threshold:
             return None
+        graph, changes = found
+        return direct_search(conn, table, graph, changes, vector, k, metric, where, params)
+
+    def direct_scope(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        table: str,
+        registry: str,
+        generation: str,
+        dimension: int,
+        metric: Metric,
+        vector: npt.NDArray[np.float64],
+        k: int,
+        scope: tuple[str, str],
+        where: str,
+        params: dict[str, Any],
+    ) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """The exact top ``k`` of one scope below the threshold (``scope``: the SQL of the key's expression
+        index, the value), scored from the persisted graph's vectors (``ann_direct.scope_search``) instead of
+        a scope snapshot read from the file; None where that is not possible."""
+        if metric == "euclidean":
+            return None  # the graph holds raw vectors there; only inner products are scored from it
+        found = self._direct_graph(name, table, registry, generation, dimension, metric)
+        if found is None:
+            return None
+        graph, changes = found
+        return scope_search(conn, table, graph, changes, vector, k, metric, scope, where, params)
+
+    def _direct_graph(
+        self, name: str, table: str, registry: str, generation: str, dimension: int, metric: Metric
+    ) -> tuple[AnnGraph, Changes] | None:
+        """The persisted graph and every change since its build, when both are known (``ann_direct.py``);
+        None where the snapshot route must answer: no graph on disk, changes since its build not all this
+        store's own, or too many to read on every search."""
+        if self.in_memory or not self._has_graph(name) or not self.usable():
+            return None  # (the stat first: no faiss import for a store that never had a graph)
         graph = self.graph(name, dimension, metric)
-        if graph is None or not graph.build or graph.size < self.threshold:
+        if graph is None or not graph.build:
             return None
         log = self._logs.setdefault(name, ChangeLog())
         folder = self._files(name).root / graph.build
@@ -414,7 +379,7 @@ class AnnRoute:
         if changes.seqs.size > max(1_000, graph.size // 1_000):
             # Changed rows are read on every search (~5 µs each): add them to the graph in the background.
             self._start_file_job(name, table, registry, graph, changes.seqs, graph.dimension, graph.metric)
-        return direct_search(conn, table, graph, changes, vector, k, metric, where, params)
+        return graph, changes
 
     def usable(self) -> bool:
         if faiss_available():
@@ -449,7 +414,7 @@ class AnnRoute:
             current = self._files(name).current()
             if current is not None and (graph is None or current[0] != graph.build):
                 # First use, or another process published a newer build.
-                newer = self._files(name).load(dimension, metric)
+                newer = _loaded(self._files(name), dimension, metric)
                 if newer is not None:
                     self._graphs[name] = graph = newer
         return graph
@@ -546,10 +511,10 @@ class AnnRoute:
             if lock is None:
                 return None  # another process is building; its graph is picked up when published
             try:
-                generation, chunks = _read_rows(self._path, table, registry, name, after, extra)
+                generation, chunks = read_rows(self._path, table, registry, name, after, extra)
                 if base is not None:
                     # An owned copy to add to (a memory-mapped graph cannot grow).
-                    loaded = files.load(dimension, metric)
+                    loaded = _loaded(files, dimension, metric)
                     if loaded is None or loaded.build != base.build:
                         return None
                     faiss = faiss_module()
@@ -594,7 +559,7 @@ class AnnRoute:
         generation: str,
         dimension: int,
         metric: Metric,
-        files: _Files | None,
+        files: GraphFiles | None,
     ) -> AnnGraph:
         graph = new_graph(dimension, metric) if base is None else base.graph
         parts = [base.seqs] if base is not None else []
@@ -607,9 +572,9 @@ class AnnRoute:
         seqs_all = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         built = AnnGraph(graph, seqs_all, dimension, metric, generation)
         if files is not None:
-            files.publish(built)
+            built.build = files.publish(graph, seqs_all, generation, dimension, metric)
             # Serve the published file memory-mapped (the build's own copy is released).
-            mapped = files.load(dimension, metric)
+            mapped = _loaded(files, dimension, metric)
             if mapped is not None:
                 built = mapped
         with self._guard:

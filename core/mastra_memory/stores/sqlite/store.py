@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
-from ...filters.ast import Node
+from ...filters.ast import Comparison, Node
 from ...filters.numbers import in_int64
 from ...vector.base import MastraVector, Matrix, Metadata, QueryRequest, Vector, _parsed
 from ...vector.metadata import first_problem
@@ -319,6 +319,64 @@ class SQLiteVector(SQLFileVector):
         self._snapshots[name] = snapshot
         return snapshot
 
+    def _graph_scope(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        index: _IndexRow,
+        fragment: SqlFragment,
+        vector: npt.NDArray[np.float64],
+        top_k: int,
+    ) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """A filter that is one scope (a thread, a user) below the approximate threshold, while the index is
+        not loaded and its scope snapshot not cached: exact, scored from the persisted graph's vectors
+        (``ann_direct.scope_search``) rather than by reading every row of the scope from the file."""
+        node = fragment.node
+        if self._scope_rows <= 0 or name in self._snapshots or node is None:
+            return None
+        # Exactly one string equality on a key (what Memory sends per scope); anything more is evaluated
+        # over a scope snapshot.
+        scope = next(iter(scopes_of(node)), None) if isinstance(node, Comparison) else None
+        if scope is None:
+            return None
+        cache = self._scopes.setdefault(name, ScopeCache(self._scope_rows))
+        if cache.get(scope, index.generation) is not None or not scalar_index(conn, name, scope.key):
+            return None
+        if self._large_scope(conn, name, index, scope, cache):
+            return None  # the approximate route's
+        return self._ann.direct_scope(
+            conn,
+            name,
+            _table(name),
+            REGISTRY,
+            index.generation,
+            index.dimension,
+            index.metric,
+            vector,
+            top_k,
+            (value_sql(scope.key), scope.value),
+            fragment.sql,
+            dict(fragment.params),
+        )
+
+    def _large_scope(
+        self, conn: sqlite3.Connection, name: str, index: _IndexRow, scope: Scope, cache: ScopeCache
+    ) -> bool:
+        """Whether ``scope`` holds too many rows for a scope snapshot (remembered for the generation)."""
+        if cache.large(scope, index.generation):
+            return True
+        # Counted only as far as the decision needs (a million-row scope is not counted to the end).
+        large = self._scope_rows // 2 + 1
+        if self._ann.usable():
+            large = min(large, self._ann.threshold)  # the approximate index covers the whole index
+        where = f"WHERE {value_sql(scope.key)} = ?"
+        counted = f"SELECT count(*) FROM (SELECT 1 FROM {_table(name)} {where} LIMIT {int(large)})"
+        (count,) = conn.execute(counted, (scope.value,)).fetchone()
+        if count >= large:
+            cache.mark_large(scope, index.generation)
+            return True
+        return False
+
     def _scope_snapshot(
         self, conn: sqlite3.Connection, name: str, index: _IndexRow, node: Node
     ) -> tuple[Scope, Snapshot] | None:
@@ -334,21 +392,13 @@ class SQLiteVector(SQLFileVector):
             hit = cache.get(scope, index.generation)
             if hit is not None:
                 return scope, hit
-        table = _table(name)
         for scope in wanted:
             if cache.large(scope, index.generation):
                 return None
             if not scalar_index(conn, name, scope.key):
                 continue
             where = f"WHERE {value_sql(scope.key)} = ?"
-            # Counted only as far as the decision needs (a million-row scope is not counted to the end).
-            large = self._scope_rows // 2 + 1
-            if self._ann.usable():
-                large = min(large, self._ann.threshold)  # the approximate index covers the whole index
-            counted = f"SELECT count(*) FROM (SELECT 1 FROM {table} {where} LIMIT {int(large)})"
-            (count,) = conn.execute(counted, (scope.value,)).fetchone()
-            if count >= large:
-                cache.mark_large(scope, index.generation)
+            if self._large_scope(conn, name, index, scope, cache):
                 return None  # a scope this large would evict the others: the whole index serves it
             snapshot = load_snapshot(conn, name, index.dimension, index.generation, where, (scope.value,))
             cache.put(scope, snapshot)
@@ -669,6 +719,9 @@ class SQLiteVector(SQLFileVector):
         rows: npt.NDArray[np.int64] | None = None
         scoped = None
         if fragment is not None and fragment.node is not None:
+            direct = self._graph_scope(conn, name, index, fragment, vector, top_k)
+            if direct is not None:
+                return self._results(conn, name, *direct, include_vector)
             scoped = self._scope_snapshot(conn, name, index, fragment.node)
         if scoped is not None:
             scope, snapshot = scoped
