@@ -221,8 +221,11 @@ def scope_search(
     row of the scope from the file instead (20,000 rows: ~0.2 s at 1M rows here). None if a seq is
     missing from the graph (never expected while every change is known)."""
     expression, value = scope
-    cursor = conn.execute(f"SELECT seq FROM {table} WHERE {expression} = ?", (value,))
-    seqs = np.fromiter((s for (s,) in cursor), dtype=np.int64)
+    # One aggregated value, not a Python row per seq (20,000 rows: ~1 ms against ~17 ms).
+    (listed,) = conn.execute(
+        f"SELECT json_group_array(seq) FROM {table} WHERE {expression} = ?", (value,)
+    ).fetchone()
+    seqs = np.asarray(json.loads(listed), dtype=np.int64)
     changed = changes.seqs
     if changed.size:
         seqs = seqs[~np.isin(seqs, changed)]  # read below, as they are now
