@@ -79,6 +79,7 @@ class AnnGraph:
     mapped_generation: str = ""
     mapped_layout: int = -1
     order: npt.NDArray[np.int64] | None = None  # positions by seq (built on first use)
+    ordered: npt.NDArray[np.int64] | None = None  # seqs[order], kept by positions_of
     bad: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     slots: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     covered: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
@@ -177,8 +178,12 @@ class AnnGraph:
         """The newest position of each seq (an extension re-adds an updated row after its old position),
         or None if one is not in the graph."""
         if self.order is None:
-            self.order = np.argsort(self.seqs, kind="stable").astype(np.int64)
-        ordered = self.seqs[self.order]
+            # A first build holds its rows in seq order (no sort: ~0.1 s at 1M on a first search).
+            ascending = bool(np.all(self.seqs[1:] > self.seqs[:-1]))
+            order = np.arange(self.size) if ascending else np.argsort(self.seqs, kind="stable")
+            self.order = order.astype(np.int64)
+            self.ordered = self.seqs if ascending else self.seqs[self.order]
+        ordered = self.ordered if self.ordered is not None else self.seqs[self.order]
         at = np.searchsorted(ordered, seqs, side="right") - 1
         if seqs.size and (at.min() < 0 or not np.array_equal(ordered[at], seqs)):
             return None
