@@ -268,6 +268,7 @@ async def _measure(
         out["cold_loaded_whole_index"] = INDEX in store._snapshots
         for scope in ("resource", "thread", "dates"):
             lat, limit, hits = [], [], []
+            filters: list[tuple[list[float], dict[str, Any]]] = []
             for i, q in enumerate(qs):
                 if scope == "resource":
                     flt: dict[str, Any] = resource
@@ -289,13 +290,24 @@ async def _measure(
                 t = time.perf_counter()
                 got = await store.query(INDEX, vec, top_k=k, filter=flt)
                 lat.append((time.perf_counter() - t) * 1e3)
+                filters.append((vec, flt))
                 truth, bare = exact_top(cand_matrix, cand, q, k)
                 limit.append(bare)
                 found = {int(r.id[1:]) for r in got}
                 hits.append(len(found & truth) / max(1, len(truth)))
+            # The same queries again, back to back: the first pass pays for pages of the memory-mapped
+            # graph and of the file that the page cache or this process has not mapped yet (and runs
+            # between the harness's own passes over the user's rows, which evict the CPU caches).
+            again = []
+            for vec, flt in filters:
+                t = time.perf_counter()
+                await store.query(INDEX, vec, top_k=k, filter=flt)
+                again.append((time.perf_counter() - t) * 1e3)
             out[scope] = {
                 "p50_ms": _pct(lat, 50),
                 "p95_ms": _pct(lat, 95),
+                "second_pass_p50_ms": _pct(again, 50),
+                "second_pass_p95_ms": _pct(again, 95),
                 "numpy_limit_p50_ms": _pct(limit, 50),
                 "ratio_to_numpy_p50": _pct(lat, 50) / max(1e-9, _pct(limit, 50)),
                 f"recall_at_{k}": float(np.mean(hits)),
