@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from mastra_memory.filters import evaluate
+from mastra_memory.stores.sqlite import store as store_module
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .test_sqlite_ann import (
@@ -277,9 +278,13 @@ async def test_many_own_writes_extend_the_graph_in_the_background(built: tuple[P
 
 
 @pytest.mark.timeout(120)
-async def test_a_small_scope_is_exact_from_the_graphs_vectors(built: tuple[Path, SQLiteVector]) -> None:
-    """Threads hold 250 rows, under this store's threshold (300): exact search, scored from the graph."""
+async def test_a_small_scope_is_exact_from_the_graphs_vectors(
+    built: tuple[Path, SQLiteVector], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Threads hold 250 rows, under this store's threshold (300): exact search, scored from the graph (from
+    100 rows here; 5,000 by default, below which a scope snapshot reads them faster)."""
     path, exact = built
+    monkeypatch.setattr(store_module, "_GRAPH_SCOPE_ROWS", 100)
     store = _store(path, threshold=300)
     rng = random.Random(20)
     try:
@@ -301,5 +306,19 @@ async def test_a_small_scope_is_exact_from_the_graphs_vectors(built: tuple[Path,
         assert a[0].id == moved
         assert not _loaded(store)
         assert len(store._scopes[INDEX]) == 0  # no scope snapshot was read either
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_small_scope_is_read_from_the_file(built: tuple[Path, SQLiteVector]) -> None:
+    """Below 5,000 rows a scope snapshot answers (read in milliseconds), even with a graph on disk."""
+    path, exact = built
+    store = _store(path, threshold=300)
+    try:
+        q = _queries(23, 1)[0]
+        a, e = await _pair(store, exact, q, {"thread_id": "u1-t3"})
+        assert [r.id for r in a] == [r.id for r in e]
+        assert len(store._scopes[INDEX]) == 1
     finally:
         await store.close()

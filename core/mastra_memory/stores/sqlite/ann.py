@@ -34,6 +34,7 @@ loaded the index searches the graph directly from the file while those are all t
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import shutil
 import sqlite3
@@ -259,6 +260,7 @@ class AnnRoute:
         self._graphs: dict[str, AnnGraph | None] = {}  # None: looked for on disk, none usable
         self._logs: dict[str, ChangeLog] = {}  # our own writes while a graph exists (ann_direct.py)
         self._persisted: set[str] = set()  # indexes known to have a graph on disk
+        self._installed: bool | None = None
         self._futures: dict[str, Future[AnnGraph | None]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._warned = False
@@ -304,10 +306,10 @@ class AnnRoute:
         graph = self._graphs.get(name)
         if graph is not None and graph.snapshot is not None and seqs.size:  # else the next attach is whole
             graph.touched.append(seqs)
-        if self._has_graph(name):  # the changes since its build: the direct route needs every one
+        if self.has_graph(name):  # the changes since its build: the direct route needs every one
             self._logs.setdefault(name, ChangeLog()).record(before, after, seqs)
 
-    def _has_graph(self, name: str) -> bool:
+    def has_graph(self, name: str) -> bool:
         """Whether a graph of ``name`` exists or is being built (one ``stat`` per write until it does)."""
         if name in self._persisted or self._graphs.get(name) is not None or name in self._futures:
             return True
@@ -371,7 +373,7 @@ class AnnRoute:
         """The persisted graph and every change since its build, when both are known (``ann_direct.py``);
         None where the snapshot route must answer: no graph on disk, changes since its build not all this
         store's own, or too many to read on every search."""
-        if self.in_memory or not self._has_graph(name) or not self.usable():
+        if self.in_memory or not self.has_graph(name) or not self.usable():
             return None  # (the stat first: no faiss import for a store that never had a graph)
         graph = self.graph(name, dimension, metric)
         if graph is None or not graph.build:
@@ -385,6 +387,13 @@ class AnnRoute:
             # Changed rows are read on every search (~5 µs each): add them to the graph in the background.
             self._start_file_job(name, table, registry, graph, changes.seqs, graph.dimension, graph.metric)
         return graph, changes
+
+    def installed(self) -> bool:
+        """Whether faiss can be imported, without importing it (~0.13 s, paid by the first search that uses
+        a graph, not by every scoped search that only asks whether one could)."""
+        if self._installed is None:
+            self._installed = importlib.util.find_spec("faiss") is not None
+        return self._installed
 
     def usable(self) -> bool:
         if faiss_available():
