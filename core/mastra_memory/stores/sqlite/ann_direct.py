@@ -48,6 +48,8 @@ _MAX_FETCH: Final = 4096
 # ones: every row within this of the k-th best is scored again from the file, so rounding and ties never
 # change the answer.
 _ROUNDING: Final = 1e-4
+# Changed rows followed at most (the direct routes stop long before: max(10,000, 10 %) of the graph).
+_MAX_CHANGES: Final = 1_000_000
 # Writes remembered to connect a newly published graph's generation to the registry's.
 _LOG_ENTRIES: Final = 10_000
 
@@ -110,10 +112,10 @@ class ChangeLog:
             self._steps.popitem(last=False)
         current = self.current
         if current is not None:
-            if current.generation == before:
+            if current.generation == before and current.seqs.size < _MAX_CHANGES:
                 current.seqs = np.union1d(current.seqs, seqs)
                 current.generation = after
-            else:  # someone else wrote in between: the chain is broken
+            else:  # someone else wrote in between (the chain is broken), or far too many to read per search
                 self.current = None
 
     def changes(self, build: str, start: str, seqs: npt.NDArray[np.int64], target: str) -> Changes | None:
