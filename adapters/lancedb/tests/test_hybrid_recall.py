@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import lancedb
+import pyarrow as pa
 import pytest
 from mastra_memory.filters import parse
 from mastra_memory.memory import Memory
 
+from mastra_memory_lancedb import lexical as lexical_module
 from mastra_memory_lancedb import store as store_module
 from mastra_memory_lancedb.lexical import LEXICAL_SUFFIX, query_words
 from mastra_memory_lancedb.store import LanceDBVector
@@ -146,3 +148,53 @@ async def test_the_first_search_copies_the_texts_already_beside_the_vectors(vect
     await index.upsert("docs", ["d"], ["another grey one"], [{"message_id": "d"}])
     assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=None)] == ["a", "d"]
     assert await vector.list_indexes() == ["docs"]
+
+
+async def test_the_stale_row_delete_resolves_in_sql_through_index_columns(
+    vector: LanceDBVector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sibling carries its vector table's index columns, so the delete every save makes (``message_id``
+    in a list) is decided in SQL: no row's JSON is read (it was, on every save, from every row)."""
+    await vector.create_index("docs", 4, metadata_indexes=["thread_id", "message_id"])
+    index = vector.lexical_index()
+    ids = [f"m{i}" for i in range(6)]
+    await index.upsert("docs", ids, ["grey cat"] * 6, [{"message_id": i, "thread_id": "t"} for i in ids])
+    read: list[str] = []
+    batches = store_module.LanceDBVector._batches
+
+    def counting(self: LanceDBVector, info: object, where: str, columns: list[str]) -> object:
+        read.append(where)
+        return batches(self, info, where, columns)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module.LanceDBVector, "_batches", counting)
+    flt = parse({"message_id": {"$in": ["m1", "m4", "nope"]}})
+    assert flt is not None
+
+    assert await index.delete("docs", flt) == 2
+
+    assert read == []
+    assert [h.id for h in await index.search("docs", "grey", top_k=9, flt=None)] == ["m0", "m2", "m3", "m5"]
+
+
+async def test_a_sibling_without_index_columns_is_rebuilt_from_the_vectors(
+    vector: LanceDBVector, tmp_path: Path
+) -> None:
+    """A sibling written before it carried index columns is dropped and made again from the texts beside the
+    vectors, then resolves filters through its index columns."""
+    await vector.create_index("docs", 4, metadata_indexes=["message_id"])
+    await vector.upsert(
+        "docs",
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
+        [{"content": "the grey cat", "message_id": "a"}, {"content": "a grey fox", "message_id": "b"}],
+        ids=["a", "b"],
+    )
+    db = await lancedb.connect_async(str(tmp_path / "lance"))
+    old = pa.schema([f for f in lexical_module.SCHEMA])
+    await db.create_table("docs" + LEXICAL_SUFFIX, schema=old)  # the former layout, empty
+    index = vector.lexical_index()
+
+    assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=None)] == ["a", "b"]
+    table = await db.open_table("docs" + LEXICAL_SUFFIX)
+    assert "_mastra_idx_0" in (await table.schema()).names
+    assert await index.delete("docs", parse({"message_id": "a"})) == 1  # type: ignore[arg-type]
+    assert [h.id for h in await index.search("docs", "grey", top_k=5, flt=None)] == ["b"]

@@ -5,11 +5,12 @@ Layout. Beside the table ``<name>`` lives ``<name>-lexical`` (a portable index n
 never another index; ``list_indexes`` leaves it out), created by the first write or search with, in the
 same commit, the texts the vector table already holds (each chunk's text is in its metadata as
 ``content``), so vectors written before hybrid recall existed need no reindex. Columns: ``id``,
-``content`` (the text searched), ``metadata`` (JSON text) and ``_mastra_json`` (the same document as JSONB,
-what filters read, as in the vector table: :mod:`.layout`). An ``FTS`` inverted index on ``content``
-(Lance's own, no tantivy: English stemming, stop words, lower case, ASCII folding) is built at the first
-write or search; rows written after it are searched too (Lance scans the unindexed rows), and the table is
-optimised every ``optimize_every`` writes, which indexes them.
+``content`` (the text searched), ``metadata`` (JSON text), ``_mastra_json`` (the same document as JSONB,
+what filters read, as in the vector table: :mod:`.layout`) and the vector table's index columns (one per
+indexed key: filters on those keys resolve in SQL; a sibling made without them is rebuilt). An ``FTS``
+inverted index on ``content`` (Lance's own, no tantivy: English stemming, stop words, lower case, ASCII
+folding) is built at the first write or search; rows written after it are searched too (Lance scans the
+unindexed rows), and the table is optimised every ``optimize_every`` writes, which indexes them.
 
 Filters. The vector store's own translation (:mod:`.translate`) over ``_mastra_json``, resolved exactly as
 the vector side resolves it (:meth:`~.store.LanceDBVector._decided`: rows SQL cannot decide are judged by the
@@ -35,7 +36,7 @@ from mastra_memory.filters import matches
 from mastra_memory.filters.ast import Node
 from mastra_memory.memory.index.lexical import LexicalHit, StoreLexicalIndex, query_words
 
-from .layout import JSON_FIELD, TableInfo, metadata_json
+from .layout import INDEX_PREFIX, JSON_FIELD, TableInfo, metadata_json, string_values
 from .translate import FALSE, TRUE, LanceDBTranslator, LanceFilter, sql_string
 from .translate import JSON_COLUMN as _JSON
 
@@ -60,16 +61,36 @@ SCHEMA: Final = pa.schema(
 _DELETE_CHUNK: Final = 1000
 
 
-def _rows(ids: list[str], texts: list[str], documents: list[str]) -> pa.Table:
-    return pa.table(
-        {
-            "id": pa.array(ids, pa.utf8()),
-            CONTENT: pa.array(texts, pa.utf8()),
-            "metadata": pa.array(documents, pa.utf8()),
-            _JSON: pa.array(documents, pa.json_(pa.utf8())),
-        },
-        schema=SCHEMA,
-    )
+def _schema(keys: Sequence[str]) -> pa.Schema:
+    """The sibling's columns: :data:`SCHEMA` and, as in its vector table (:func:`.layout.schema`), one index
+    column per indexed key, so a filter on those keys resolves exactly in SQL instead of by reading every
+    row's JSON (the stale-row delete of every save: 9–18 ms a save at a few hundred rows without them,
+    growing with the table; docs/performance.md)."""
+    fields = [
+        pa.field(f"{INDEX_PREFIX}{i}", pa.list_(pa.utf8()), nullable=False, metadata={"mastra.key": key})
+        for i, key in enumerate(keys)
+    ]
+    return pa.schema([*SCHEMA, *fields])
+
+
+def _rows(ids: list[str], texts: list[str], documents: list[str], keys: Sequence[str]) -> pa.Table:
+    columns: dict[str, Any] = {
+        "id": pa.array(ids, pa.utf8()),
+        CONTENT: pa.array(texts, pa.utf8()),
+        "metadata": pa.array(documents, pa.utf8()),
+        _JSON: pa.array(documents, pa.json_(pa.utf8())),
+    }
+    if keys:
+        parsed = [json.loads(d) for d in documents]
+        for i, key in enumerate(keys):
+            columns[f"{INDEX_PREFIX}{i}"] = pa.array(
+                [string_values(d.get(key)) for d in parsed], pa.list_(pa.utf8())
+            )
+    return pa.table(columns, schema=_schema(keys))
+
+
+def _translator(info: TableInfo) -> LanceDBTranslator:
+    return LanceDBTranslator(info.indexed) if info.indexed else LanceDBTranslator()
 
 
 def is_lexical_table(name: str) -> bool:
@@ -94,33 +115,47 @@ class LanceDBLexicalIndex(StoreLexicalIndex["LanceDBVector"]):
         info = self._tables.get(index)
         if info is not None:
             return info
-        db = await self._store()._connection()
+        store = self._store()
+        try:
+            vectors: TableInfo | None = await store._open("LEXICAL_SEARCH", index)
+        except IndexNotFoundError:
+            vectors = None
+        keys = list(vectors.indexed) if vectors is not None else []
+        schema = _schema(keys)
+        db = await store._connection()
         name = index + LEXICAL_SUFFIX
+        table = None
         try:
             table = await db.open_table(name)
         except ValueError as exc:
             if "not found" not in str(exc) and "does not exist" not in str(exc):
                 raise
+        if table is not None and (await table.schema()).names != schema.names:
+            # Made before siblings carried their vector table's index columns (or for an older table of
+            # that name): rebuilt from the vector table, which holds every text (module docstring).
+            table.close()
+            await db.drop_table(name, ignore_missing=True)
+            self._indexed.discard(index)
+            table = None
+        if table is None:
             if not create:
                 return None
             # Created with the texts the vector table already holds, in one commit (module docstring).
-            copied = await self._copied(index)
-            table = await db.create_table(name, data=copied, schema=SCHEMA, exist_ok=True)
-        # Only what the store's filter resolution reads (``_decided``): the table, its schema, no vector.
-        info = TableInfo(table, SCHEMA, 0, "cosine", {}, {}, has_ann=False)
+            copied = await self._copied(vectors, keys)
+            table = await db.create_table(name, data=copied, schema=schema, exist_ok=True)
+        # Only what the store's filter resolution reads (``_decided``): the table, its schema and index
+        # columns, no vector.
+        indexed = {key: f"{INDEX_PREFIX}{i}" for i, key in enumerate(keys)}
+        info = TableInfo(table, schema, 0, "cosine", {}, indexed, has_ann=False)
         self._tables[index] = info
         return info
 
-    async def _copied(self, index: str) -> pa.Table:
-        """The texts of the vector table ``index`` (each chunk's text is in its metadata as ``content``)."""
+    async def _copied(self, vectors: TableInfo | None, keys: Sequence[str]) -> pa.Table:
+        """The texts of the vector table (each chunk's text is in its metadata as ``content``)."""
         store = self._store()
         ids: list[str] = []
         texts: list[str] = []
         documents: list[str] = []
-        try:
-            vectors = await store._open("LEXICAL_SEARCH", index)
-        except IndexNotFoundError:
-            vectors = None
         if vectors is not None:
             async for batch in store._batches(vectors, TRUE, ["id", "metadata"]):
                 for rid, document in zip(batch["id"].to_pylist(), batch["metadata"].to_pylist(), strict=True):
@@ -129,7 +164,7 @@ class LanceDBLexicalIndex(StoreLexicalIndex["LanceDBVector"]):
                         ids.append(rid)
                         texts.append(content)
                         documents.append(document)
-        return _rows(ids, texts, documents)
+        return _rows(ids, texts, documents, keys)
 
     # --- writes -----------------------------------------------------------------------------------
 
@@ -141,7 +176,7 @@ class LanceDBLexicalIndex(StoreLexicalIndex["LanceDBVector"]):
             return
         info = await self._open(index, create=True)
         assert info is not None
-        rows = _rows(list(ids), list(texts), [metadata_json(m) for m in metadata])
+        rows = _rows(list(ids), list(texts), [metadata_json(m) for m in metadata], list(info.indexed))
         async with info.lock:
             merge = info.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             await merge.execute(rows)
@@ -167,7 +202,7 @@ class LanceDBLexicalIndex(StoreLexicalIndex["LanceDBVector"]):
         info = await self._open(index, create=False)
         if info is None:
             return 0
-        resolved = LanceDBTranslator().translate(flt)
+        resolved = _translator(info).translate(flt)
         store = self._store()
         where = await store._decided(info, resolved)
         async with info.lock:
@@ -221,7 +256,7 @@ class LanceDBLexicalIndex(StoreLexicalIndex["LanceDBVector"]):
         text = " ".join(words)
         if flt is None:
             return await self._search(info, text, TRUE, top_k)
-        resolved = LanceDBTranslator().translate(flt)
+        resolved = _translator(info).translate(flt)
         where = await self._store()._decided(info, resolved)
         if where == FALSE:
             return []
