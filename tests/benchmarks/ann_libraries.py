@@ -82,40 +82,26 @@ def _usearch(dtype: str) -> Callable[[npt.NDArray[np.float32], Path], tuple[Sear
     return build
 
 
-def _faiss(data: npt.NDArray[np.float32], tmp: Path) -> tuple[Search, int]:
-    import faiss
-
-    faiss.omp_set_num_threads(THREADS)
-    index = faiss.IndexHNSWFlat(data.shape[1], M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
-    index.add(np.ascontiguousarray(data))
-    path = tmp / "faiss.bin"
-    faiss.write_index(index, str(path))
-    faiss.omp_set_num_threads(1)
-
-    def search(q: npt.NDArray[np.float32], k: int, ef: int) -> npt.NDArray[np.int64]:
-        index.hnsw.efSearch = max(ef, k)
-        _, labels = index.search(q.reshape(1, -1), k)
-        return labels[0].astype(np.int64)
-
-    return search, path.stat().st_size
-
-
-def _faiss_sq(qtype: str) -> Callable[[npt.NDArray[np.float32], Path], tuple[Search, int]]:
-    """faiss HNSW over scalar-quantised vectors (``fp16``: 2 bytes a dimension, ``8bit``: 1, trained on the
-    rows): what a float16 or int8 graph would cost in recall before the exact float32 re-ranking."""
+def _faiss(qtype: str | None) -> Callable[[npt.NDArray[np.float32], Path], tuple[Search, int]]:
+    """faiss HNSW over float32 vectors (``qtype`` None: ``IndexHNSWFlat``, what the sqlite store uses) or
+    scalar-quantised ones (``fp16``: 2 bytes a dimension, ``8bit``: 1, trained on the rows): what a float16
+    or int8 graph would cost in recall before the exact float32 re-ranking."""
 
     def build(data: npt.NDArray[np.float32], tmp: Path) -> tuple[Search, int]:
         import faiss
 
         faiss.omp_set_num_threads(THREADS)
-        kind = getattr(faiss.ScalarQuantizer, f"QT_{qtype}")
-        index = faiss.IndexHNSWSQ(data.shape[1], kind, M, faiss.METRIC_INNER_PRODUCT)
+        if qtype is None:
+            index = faiss.IndexHNSWFlat(data.shape[1], M, faiss.METRIC_INNER_PRODUCT)
+        else:
+            kind = getattr(faiss.ScalarQuantizer, f"QT_{qtype}")
+            index = faiss.IndexHNSWSQ(data.shape[1], kind, M, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = EF_CONSTRUCTION
         contiguous = np.ascontiguousarray(data)
-        index.train(contiguous)
+        if qtype is not None:
+            index.train(contiguous)
         index.add(contiguous)
-        path = tmp / f"faiss-{qtype}.bin"
+        path = tmp / f"faiss-{qtype or 'flat'}.bin"
         faiss.write_index(index, str(path))
         faiss.omp_set_num_threads(1)
 
@@ -133,9 +119,9 @@ LIBRARIES: dict[str, Callable[[npt.NDArray[np.float32], Path], tuple[Search, int
     "hnswlib": _hnswlib,
     "usearch": _usearch("f32"),
     "usearch-i8": _usearch("i8"),
-    "faiss": _faiss,
-    "faiss-fp16": _faiss_sq("fp16"),
-    "faiss-int8": _faiss_sq("8bit"),
+    "faiss": _faiss(None),
+    "faiss-fp16": _faiss("fp16"),
+    "faiss-int8": _faiss("8bit"),
 }
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import shutil
-import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,7 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
-from .ann_direct import ChangeLog, Changes, direct_search, scope_search
+from .ann_direct import Answer, ChangeLog, Changes, DirectQuery, direct_search, scope_search
 from .ann_faiss import EF_MAX, faiss_available, faiss_module, new_graph, prepared, search_list, searching
 from .ann_files import GraphFiles, read_rows
 from .search import exact_scores, top_k_rows
@@ -318,74 +317,43 @@ class AnnRoute:
             return True
         return False
 
-    def direct(
-        self,
-        conn: sqlite3.Connection,
-        name: str,
-        table: str,
-        registry: str,
-        generation: str,
-        dimension: int,
-        metric: Metric,
-        vector: npt.NDArray[np.float64],
-        k: int,
-        where: str,
-        params: dict[str, Any],
-    ) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+    def direct(self, name: str, q: DirectQuery) -> Answer | None:
         """The search through the persisted graph with the rows read from the file, for a store that has
         not loaded the index (``ann_direct.py``); None where the snapshot route must answer: no persisted
         graph, writes since its build not all known or too many, or a filter too narrow."""
-        found = self._direct_graph(name, table, registry, generation, dimension, metric)
+        found = self._direct_graph(name, q)
         if found is None or found[0].size < self.threshold:
             return None
-        graph, changes = found
-        return direct_search(conn, table, graph, changes, vector, k, metric, where, params)
+        return direct_search(q, *found)
 
-    def direct_scope(
-        self,
-        conn: sqlite3.Connection,
-        name: str,
-        table: str,
-        registry: str,
-        generation: str,
-        dimension: int,
-        metric: Metric,
-        vector: npt.NDArray[np.float64],
-        k: int,
-        scope: tuple[str, str],
-        where: str,
-        params: dict[str, Any],
-    ) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+    def direct_scope(self, name: str, q: DirectQuery, scope: tuple[str, str]) -> Answer | None:
         """The exact top ``k`` of one scope below the threshold (``scope``: the SQL of the key's expression
         index, the value), scored from the persisted graph's vectors (``ann_direct.scope_search``) instead of
         a scope snapshot read from the file; None where that is not possible."""
-        if metric == "euclidean":
+        if q.metric == "euclidean":
             return None  # the graph holds raw vectors there; only inner products are scored from it
-        found = self._direct_graph(name, table, registry, generation, dimension, metric)
-        if found is None:
-            return None
-        graph, changes = found
-        return scope_search(conn, table, graph, changes, vector, k, metric, scope, where, params)
+        found = self._direct_graph(name, q)
+        return None if found is None else scope_search(q, *found, scope)
 
-    def _direct_graph(
-        self, name: str, table: str, registry: str, generation: str, dimension: int, metric: Metric
-    ) -> tuple[AnnGraph, Changes] | None:
+    def _direct_graph(self, name: str, q: DirectQuery) -> tuple[AnnGraph, Changes] | None:
         """The persisted graph and every change since its build, when both are known (``ann_direct.py``);
         None where the snapshot route must answer: no graph on disk, changes since its build not all this
         store's own, or too many to read on every search."""
         if self.in_memory or not self.has_graph(name) or not self.usable():
             return None  # (the stat first: no faiss import for a store that never had a graph)
-        graph = self.graph(name, dimension, metric)
+        graph = self.graph(name, q.dimension, q.metric)
         if graph is None or not graph.build:
             return None
         log = self._logs.setdefault(name, ChangeLog())
         folder = self._files(name).root / graph.build
-        changes = log.resolve(graph.build, graph.generation, folder, generation)
+        changes = log.resolve(graph.build, graph.generation, folder, q.generation)
         if changes is None or changes.seqs.size > max(10_000, graph.size // 10):
             return None  # the snapshot route checks every position, then extends the graph
         if changes.seqs.size > max(1_000, graph.size // 1_000):
             # Changed rows are read on every search (~5 µs each): add them to the graph in the background.
-            self._start_file_job(name, table, registry, graph, changes.seqs, graph.dimension, graph.metric)
+            self._start_file_job(
+                name, q.table, q.registry, graph, changes.seqs, graph.dimension, graph.metric
+            )
         return graph, changes
 
     def installed(self) -> bool:

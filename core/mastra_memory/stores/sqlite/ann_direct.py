@@ -30,7 +30,7 @@ import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +40,10 @@ from .ann_faiss import prepared
 from .search import exact_scores, top_k_rows
 from .snapshot import FLOAT32, Snapshot
 
-__all__ = ["ChangeLog", "Changes", "Graph", "direct_search", "scope_search"]
+__all__ = ["Answer", "ChangeLog", "Changes", "DirectQuery", "Graph", "direct_search", "scope_search"]
+
+#: A direct route's answer: a small snapshot of the rows read, the chosen slots in it, their exact scores.
+Answer: TypeAlias = tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 # Candidates asked of the graph at most before the snapshot route is preferred (a narrow filter).
 _MAX_FETCH: Final = 4096
@@ -52,6 +55,47 @@ _ROUNDING: Final = 1e-4
 _MAX_CHANGES: Final = 1_000_000
 # Writes remembered to connect a newly published graph's generation to the registry's.
 _LOG_ENTRIES: Final = 10_000
+
+
+@dataclass(frozen=True)
+class DirectQuery:
+    """One search as the direct routes take it, inside the store's read transaction on ``conn``."""
+
+    conn: sqlite3.Connection
+    table: str
+    registry: str
+    generation: str  # the registry generation read in this transaction
+    dimension: int
+    metric: Metric
+    vector: npt.NDArray[np.float64]
+    k: int
+    where: str  # the filter's SQL ("" for none) and its parameters
+    params: dict[str, Any]
+
+    def read(self, seqs: npt.NDArray[np.int64], *, filtered: bool = True) -> list[tuple[int, str, bytes]]:
+        """(seq, id, vector) of the rows among ``seqs`` that the filter keeps (every one: ``filtered``
+        off)."""
+        sql = (
+            f"SELECT seq, id, vector FROM {self.table} WHERE seq IN (SELECT value FROM json_each(:ann_seqs))"
+        )
+        params = {"ann_seqs": json.dumps(seqs.tolist())}
+        if filtered and self.where:
+            sql += f" AND ({self.where})"
+            params |= self.params
+        return list(self.conn.execute(sql, params))
+
+    def ranked(self, rows: list[tuple[int, str, bytes]], generation: str) -> Answer:
+        """The rows read as a small snapshot, and its top ``k`` by exact score (``search.py``)."""
+        rows = sorted(set(rows), key=lambda row: row[0])  # a changed row may also be a candidate
+        seqs = np.fromiter((seq for seq, _, _ in rows), dtype=np.int64, count=len(rows))
+        blobs = b"".join(blob for _, _, blob in rows)
+        matrix = np.frombuffer(blobs, dtype=FLOAT32).reshape(len(rows), self.dimension)
+        small = Snapshot(generation, seqs, [rid for _, rid, _ in rows], matrix)
+        slots = np.arange(len(rows), dtype=np.int64)
+        chosen, scores = top_k_rows(
+            slots, exact_scores(small, slots, self.vector, self.metric), small.ids, self.k
+        )
+        return small, chosen, scores
 
 
 class Graph(Protocol):
@@ -145,78 +189,27 @@ class ChangeLog:
         return found
 
 
-def _read(
-    conn: sqlite3.Connection, table: str, seqs: npt.NDArray[np.int64], where: str, params: dict[str, Any]
-) -> list[tuple[int, str, bytes]]:
-    """(seq, id, vector) of the rows among ``seqs`` that the filter ``where`` keeps."""
-    sql = f"SELECT seq, id, vector FROM {table} WHERE seq IN (SELECT value FROM json_each(:ann_seqs))"
-    if where:
-        sql += f" AND ({where})"
-    return list(conn.execute(sql, {**params, "ann_seqs": json.dumps(seqs.tolist())}))
-
-
-def direct_search(
-    conn: sqlite3.Connection,
-    table: str,
-    graph: Graph,
-    changes: Changes,
-    vector: npt.NDArray[np.float64],
-    k: int,
-    metric: Metric,
-    where: str,
-    params: dict[str, Any],
-) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
-    """The top ``k`` rows matching ``where`` through the graph and the file: a small snapshot of the rows
+def direct_search(q: DirectQuery, graph: Graph, changes: Changes) -> Answer | None:
+    """The top ``k`` rows matching the filter through the graph and the file: a small snapshot of the rows
     read, the chosen slots in it and their exact scores; None when the filter is too narrow for the
     unfiltered graph search (the caller takes the snapshot route)."""
     changed = changes.seqs
-    rows = _read(conn, table, changed, where, params) if changed.size else []
-    fetch = min(max(4 * k, 40), graph.size)
+    rows = q.read(changed) if changed.size else []
+    fetch = min(max(4 * q.k, 40), graph.size)
     while True:
-        found = graph.seqs[graph.nearest(vector, fetch)]
+        found = graph.seqs[graph.nearest(q.vector, fetch)]
         if changed.size:
             found = found[~np.isin(found, changed)]  # read above, as they are now
-        kept = _read(conn, table, found, where, params)
-        if len(kept) >= 2 * k or fetch >= graph.size:
+        kept = q.read(found)
+        if len(kept) >= 2 * q.k or fetch >= graph.size:
             break
         if fetch >= _MAX_FETCH:
             return None
         fetch = min(fetch * 4, _MAX_FETCH, graph.size)
-    rows += kept
-    return _ranked(rows, graph.dimension, changes.generation, vector, k, metric)
+    return q.ranked(rows + kept, changes.generation)
 
 
-def _ranked(
-    rows: list[tuple[int, str, bytes]],
-    dimension: int,
-    generation: str,
-    vector: npt.NDArray[np.float64],
-    k: int,
-    metric: Metric,
-) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """The rows read as a small snapshot, and its top ``k`` by exact score (``search.py``)."""
-    rows = sorted(set(rows), key=lambda row: row[0])  # a changed row may also be a candidate
-    seqs = np.fromiter((seq for seq, _, _ in rows), dtype=np.int64, count=len(rows))
-    blobs = b"".join(blob for _, _, blob in rows)
-    matrix = np.frombuffer(blobs, dtype=FLOAT32).reshape(len(rows), dimension)
-    small = Snapshot(generation, seqs, [rid for _, rid, _ in rows], matrix)
-    slots = np.arange(len(rows), dtype=np.int64)
-    chosen, scores = top_k_rows(slots, exact_scores(small, slots, vector, metric), small.ids, k)
-    return small, chosen, scores
-
-
-def scope_search(
-    conn: sqlite3.Connection,
-    table: str,
-    graph: Graph,
-    changes: Changes,
-    vector: npt.NDArray[np.float64],
-    k: int,
-    metric: Metric,
-    scope: tuple[str, str],
-    where: str,
-    params: dict[str, Any],
-) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+def scope_search(q: DirectQuery, graph: Graph, changes: Changes, scope: tuple[str, str]) -> Answer | None:
     """The exact top ``k`` of a scope: its seqs from the key's expression index alone (no row read), each
     scored from the graph's memory-mapped vector of that seq, then the rows within rounding of the k-th
     best (and every changed row of the scope) read and scored exactly. A scope snapshot would read every
@@ -224,9 +217,8 @@ def scope_search(
     missing from the graph (never expected while every change is known)."""
     expression, value = scope
     # One aggregated value, not a Python row per seq (20,000 rows: ~1 ms against ~17 ms).
-    (listed,) = conn.execute(
-        f"SELECT json_group_array(seq) FROM {table} WHERE {expression} = ?", (value,)
-    ).fetchone()
+    sql = f"SELECT json_group_array(seq) FROM {q.table} WHERE {expression} = ?"
+    (listed,) = q.conn.execute(sql, (value,)).fetchone()
     seqs = np.asarray(json.loads(listed), dtype=np.int64)
     changed = changes.seqs
     if changed.size:
@@ -234,24 +226,14 @@ def scope_search(
     positions = graph.positions_of(np.sort(seqs))
     if positions is None:
         return None
-    rows = _read(conn, table, changed, where, params) if changed.size else []
+    rows = q.read(changed) if changed.size else []
     if positions.size:
-        query = prepared(vector.astype(FLOAT32).reshape(1, -1), metric)[0]
-        approx = graph.stored()[np.sort(positions)] @ query
-        order_seqs = graph.seqs[np.sort(positions)]
-        if approx.size > k:
-            kth = np.partition(approx, approx.size - k)[approx.size - k]
+        ordered = np.sort(positions)
+        query = prepared(q.vector.astype(FLOAT32).reshape(1, -1), q.metric)[0]
+        approx = graph.stored()[ordered] @ query
+        keep = np.ones(approx.size, dtype=np.bool_)
+        if approx.size > q.k:
+            kth = np.partition(approx, approx.size - q.k)[approx.size - q.k]
             keep = approx >= kth - _ROUNDING * max(1.0, abs(float(kth)))
-        else:
-            keep = np.ones(approx.size, dtype=np.bool_)
-        rows += _read(conn, table, order_seqs[keep], "", {})
-    if not rows:
-        return None if positions.size else _empty(graph.dimension, changes.generation)
-    return _ranked(rows, graph.dimension, changes.generation, vector, k, metric)
-
-
-def _empty(
-    dimension: int, generation: str
-) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    nothing = np.zeros(0, dtype=np.int64)
-    return Snapshot(generation, nothing, [], np.zeros((0, dimension), FLOAT32)), nothing, np.zeros(0)
+        rows += q.read(graph.seqs[ordered][keep], filtered=False)
+    return q.ranked(rows, changes.generation)

@@ -58,6 +58,7 @@ from ...vector.metadata import first_problem
 from ...vector.records import IndexConfig, IndexStats, QueryResult
 from ...vector.sql_translate import IDENTIFIER
 from .ann import AnnRoute
+from .ann_direct import Answer, DirectQuery
 from .capabilities import SQLITE_CAPABILITIES
 from .connection import MEMORY, SQLiteConnection
 from .scopes import (
@@ -331,7 +332,7 @@ class SQLiteVector(SQLFileVector):
         fragment: SqlFragment,
         vector: npt.NDArray[np.float64],
         top_k: int,
-    ) -> tuple[Snapshot, npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+    ) -> Answer | None:
         """A filter that is one scope (a thread, a user) below the approximate threshold, while the index is
         not loaded and its scope snapshot not cached: exact, scored from the persisted graph's vectors
         (``ann_direct.scope_search``) rather than by reading every row of the scope from the file."""
@@ -352,8 +353,24 @@ class SQLiteVector(SQLFileVector):
         if rows >= self._large_count() or rows < _GRAPH_SCOPE_ROWS:
             return None  # the approximate route's, or a scope read from the file in a few milliseconds
         return self._ann.direct_scope(
-            conn,
             name,
+            self._direct_query(conn, name, index, fragment, vector, top_k),
+            (value_sql(scope.key), scope.value),
+        )
+
+    @staticmethod
+    def _direct_query(
+        conn: sqlite3.Connection,
+        name: str,
+        index: _IndexRow,
+        fragment: SqlFragment | None,
+        vector: npt.NDArray[np.float64],
+        top_k: int,
+    ) -> DirectQuery:
+        """A search as the approximate index's direct routes take it (``ann_direct.py``)."""
+        where, params = (fragment.sql, dict(fragment.params)) if fragment is not None else ("", {})
+        return DirectQuery(
+            conn,
             _table(name),
             REGISTRY,
             index.generation,
@@ -361,9 +378,8 @@ class SQLiteVector(SQLFileVector):
             index.metric,
             vector,
             top_k,
-            (value_sql(scope.key), scope.value),
-            fragment.sql,
-            dict(fragment.params),
+            where,
+            params,
         )
 
     def _large_count(self) -> int:
@@ -740,19 +756,7 @@ class SQLiteVector(SQLFileVector):
         if rows is None and name not in self._snapshots:
             # A large search before the index is loaded: the persisted graph and the candidates' rows from
             # the file, without reading the whole matrix (ann_direct.py).
-            direct = self._ann.direct(
-                conn,
-                name,
-                _table(name),
-                REGISTRY,
-                index.generation,
-                index.dimension,
-                index.metric,
-                vector,
-                top_k,
-                fragment.sql if fragment is not None else "",
-                dict(fragment.params) if fragment is not None else {},
-            )
+            direct = self._ann.direct(name, self._direct_query(conn, name, index, fragment, vector, top_k))
             if direct is not None:
                 return self._results(conn, name, *direct, include_vector)
         if rows is None:  # no scope, or one that cannot answer: the whole index
