@@ -8,7 +8,8 @@ not loaded the index answers a large search from the persisted graph and the can
   without loading, and carry over a restart (``changes.json``), also from a process that only wrote;
   enough of them are added to the graph in the background;
 * a scope below the threshold (a thread) is answered exactly from the graph's vectors — the exact route's
-  ids in its order, with ties, own writes and deletions — without reading the scope's rows;
+  ids in its order, with ties, own writes and deletions — without reading the scope's rows; a first build
+  holds each scope's rows together (by user, then thread), and saves its positions by seq;
 * another connection's write, or a filter too narrow for the unfiltered graph search, sends the search to
   the snapshot route, whose answers are the exact route's.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,9 @@ import pytest
 
 from mastra_memory.filters import evaluate
 from mastra_memory.stores.sqlite import store as store_module
+from mastra_memory.stores.sqlite.ann import AnnGraph
+from mastra_memory.stores.sqlite.ann_faiss import map_in
+from mastra_memory.stores.sqlite.ann_files import GraphFiles
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .test_sqlite_ann import (
@@ -320,5 +325,196 @@ async def test_a_small_scope_is_read_from_the_file(built: tuple[Path, SQLiteVect
         a, e = await _pair(store, exact, q, {"thread_id": "u1-t3"})
         assert [r.id for r in a] == [r.id for r in e]
         assert len(store._scopes[INDEX]) == 1
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_first_build_groups_each_scopes_rows(
+    built: tuple[Path, SQLiteVector], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows arrive interleaved (row i: user i % 4); the graph holds each user's rows together, each
+    thread's inside them, in seq order within a thread, with the positions by seq saved beside it. A build
+    saved without that file (an older version) still answers a scope exactly."""
+    path, exact = built
+    root = Path(f"{path}.ann") / INDEX
+    stored = GraphFiles(root).load(DIM, "cosine")
+    assert stored is not None
+    assert stored.order is not None
+    seqs = stored.seqs
+    assert np.array_equal(seqs[stored.order], np.sort(seqs))
+    _, metadata = _data(1, rows=ROWS)
+    keys = [(metadata[s - 1]["resource_id"], metadata[s - 1]["thread_id"], int(s)) for s in seqs]
+    assert keys == sorted(keys)  # seq is the row's rowid, from 1
+    assert len({m["thread_id"] for m in metadata}) == USERS * THREADS
+    (root / stored.build / "order.npy").unlink()
+    monkeypatch.setattr(store_module, "_GRAPH_SCOPE_ROWS", 100)
+    store = _store(path, threshold=300)
+    try:
+        for i, q in enumerate(_queries(24, 8)):
+            flt = {"thread_id": f"u{i % USERS}-t{(i // USERS) % THREADS}"}
+            a, e = await _pair(store, exact, q, flt)
+            assert [r.id for r in a] == [r.id for r in e], flt
+            _assert_exact_scores(a, e)
+        assert not _loaded(store)
+        assert len(store._scopes[INDEX]) == 0
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(120)
+async def test_without_scope_indexes_a_build_keeps_seq_order(tmp_path: Path) -> None:
+    path = tmp_path / "plain.db"
+    vectors, metadata = _data(2, rows=400)
+    store = _store(path, threshold=300)
+    try:
+        await store.create_index(INDEX, DIM, "cosine")
+        await store.upsert(INDEX, vectors, metadata, [f"r{i:05d}" for i in range(400)])
+        await store.build_ann_index(INDEX)
+    finally:
+        await store.close()
+    stored = GraphFiles(Path(f"{path}.ann") / INDEX).load(DIM, "cosine")
+    assert stored is not None
+    assert np.array_equal(stored.seqs, np.arange(1, 401))
+
+
+@pytest.mark.timeout(120)
+async def test_a_store_opens_its_graphs_in_the_background(built: tuple[Path, SQLiteVector]) -> None:
+    """Constructing a store on a file with a persisted graph opens that graph on a background thread; the
+    first search uses that very graph (no second open) and answers as the exact route does. A file without a
+    graph starts no thread."""
+    path, exact = built
+    store = _store(path)
+    try:
+        warming = store._ann._warming
+        assert warming is not None
+        opened = warming.result(timeout=60)
+        assert set(opened) == {INDEX}
+        q = _queries(25, 1)[0]
+        a, e = await _pair(store, exact, q, {"resource_id": "u1"})
+        assert [r.id for r in a] == [r.id for r in e]
+        assert store._ann._graphs[INDEX] is opened[INDEX]
+        assert not _loaded(store)
+    finally:
+        await store.close()
+    plain = _store(path.with_name("other.db"))
+    try:
+        assert plain._ann._warming is None
+        assert plain._ann._pool is None
+    finally:
+        await plain.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_scopes_positions_are_kept_until_a_write(
+    built: tuple[Path, SQLiteVector], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread searched again reuses the positions found the first time; after a write (its best row moved
+    out of it, another thread's moved in onto the query, then deleted) they are found again and the answer
+    follows."""
+    path, exact = built
+    monkeypatch.setattr(store_module, "_GRAPH_SCOPE_ROWS", 100)
+    store = _store(path, threshold=300)
+    thread = {"thread_id": "u1-t2"}
+    try:
+        q1, q2 = _queries(26, 2)
+        for q in (q1, q2):
+            a, e = await _pair(store, exact, q, thread)
+            assert [r.id for r in a] == [r.id for r in e]
+        graph = store._ann._graphs[INDEX]
+        assert graph is not None
+        held = graph.scopes._held
+        assert len(held) == 1
+        first = next(iter(held.values()))[1]
+        a, _ = await _pair(store, exact, q1, thread)
+        assert next(iter(held.values()))[1] is first  # reused, not found again
+        out = a[0].id  # moved out of the thread, onto the query: its position must not count any more
+        await store.update_vector(INDEX, id=out, update={"vector": q1.tolist(), "metadata": {
+            "resource_id": "u0", "thread_id": "u0-t0", "role": "user", "created_at": 1}})  # fmt: skip
+        a, e = await _pair(store, exact, q1, thread)
+        assert out not in {r.id for r in a}
+        assert [r.id for r in a] == [r.id for r in e]
+        moved = "r00000"  # thread u0-t0
+        await store.update_vector(INDEX, id=moved, update={"vector": q2.tolist(), "metadata": {
+            "resource_id": "u1", "thread_id": "u1-t2", "role": "user", "created_at": 1}})  # fmt: skip
+        a, e = await _pair(store, exact, q2, thread)
+        assert a[0].id == moved
+        assert [r.id for r in a] == [r.id for r in e]
+        await store.delete_vectors(INDEX, ids=[moved])
+        a, e = await _pair(store, exact, q2, thread)
+        assert moved not in {r.id for r in a}
+        assert [r.id for r in a] == [r.id for r in e]
+        _assert_exact_scores(a, e)
+        assert not _loaded(store)
+    finally:
+        await store.close()
+
+
+def _mapped_kb(graph_file: str) -> int:
+    """Resident kB of this process's mappings of ``graph_file`` (``/proc/self/smaps``)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if "-" in line.split(" ", 1)[0] and len(line.split()) >= 5:  # a mapping's header line
+            inside = line.endswith(graph_file)
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+async def _wide_file(path: Path, rows: int = 20_000, dim: int = 64) -> np.random.Generator:
+    """A file of ``rows`` random ``dim``-d vectors of two users, its graph built (5 MB of graph vectors at
+    the defaults, of which one search visits a few hundred pages at most)."""
+    rng = np.random.default_rng(28)
+    builder = _store(path)
+    try:
+        await builder.create_index(INDEX, dim, "cosine", metadata_indexes=["resource_id"])
+        for start in range(0, rows, 5_000):
+            block = rng.standard_normal((5_000, dim), dtype=np.float32)
+            meta = [{"resource_id": f"u{i % 2}"} for i in range(start, start + 5_000)]
+            await builder.upsert(INDEX, block, meta, [f"r{i:05d}" for i in range(start, start + 5_000)])
+        await builder.build_ann_index(INDEX)
+    finally:
+        await builder.close()
+    return rng
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's /proc/self/smaps")
+@pytest.mark.timeout(180)
+async def test_map_in_maps_every_page_of_a_graphs_vectors(tmp_path: Path) -> None:
+    """Opening a persisted graph maps its links, not its vectors; ``map_in`` then maps every page of them."""
+    path = tmp_path / "mapped.db"
+    await _wide_file(path)
+    stored = GraphFiles(Path(f"{path}.ann") / INDEX).load(64, "cosine")
+    assert stored is not None
+    graph_file = str(Path(f"{path}.ann") / INDEX / stored.build / "graph.faiss")
+    graph = AnnGraph(stored.index, stored.seqs, 64, "cosine", stored.generation, stored.build)
+    block = graph.stored()
+    before = _mapped_kb(graph_file)
+    map_in(block, threading.Event())
+    assert _mapped_kb(graph_file) - before >= 0.9 * block.nbytes / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's /proc/self/smaps")
+@pytest.mark.timeout(180)
+async def test_a_graph_in_use_gets_its_pages_mapped_in(tmp_path: Path) -> None:
+    """The first search that uses the persisted graph has its vectors mapped in, in the background, once;
+    opening it at start does not."""
+    path = tmp_path / "mapped.db"
+    rng = await _wide_file(path)
+    store = _store(path, threshold=5_000)
+    try:
+        warming = store._ann._warming
+        assert warming is not None
+        graph = warming.result(timeout=60)[INDEX]
+        assert not graph.mapped_in
+        query = rng.standard_normal(64).tolist()
+        assert len(await store.query(INDEX, query, top_k=K, filter={"resource_id": "u0"})) == K
+        assert graph.mapped_in
+        pool = store._ann._pool
+        assert pool is not None
+        pool.submit(lambda: None).result(timeout=60)  # one worker: the mapping has finished
+        folder = Path(f"{path}.ann") / INDEX / graph.build
+        assert _mapped_kb(str(folder / "graph.faiss")) >= graph.stored().nbytes // 1024
+        assert not _loaded(store)
     finally:
         await store.close()

@@ -23,9 +23,11 @@ graph is extended (or rebuilt when a quarter of its positions went stale) the sa
 :meth:`AnnRoute.build` builds on demand and waits. A ``:memory:`` database builds in the background too,
 from copies of the snapshot's rows, and keeps the graph in memory only.
 
-Persistence. Beside the file, ``<file>.ann/<index>/<build>/`` holds ``graph.faiss`` and ``seqs.npy``, and
-``<file>.ann/<index>/current.json`` names the build (replaced atomically). The graph's vectors are
-memory-mapped (``IO_FLAG_MMAP_IFC``), so a restart attaches it without rebuilding. One process builds at a
+Persistence. Beside the file, ``<file>.ann/<index>/<build>/`` holds ``graph.faiss``, ``seqs.npy`` and
+``order.npy``, and ``<file>.ann/<index>/current.json`` names the build (replaced atomically). A first build
+adds the rows grouped by user, then thread (``ann_files.CLUSTER_KEYS``). The graph's vectors are
+memory-mapped (``IO_FLAG_MMAP_IFC``), so a restart attaches it without rebuilding; a store opens the
+persisted graphs in the background as it is constructed (:meth:`AnnRoute.warm`). One process builds at a
 time (``flock`` on ``<index>/build.lock``); the others keep their graph or search exactly. On close, a store
 saves the seqs its own writes changed since the build (``<build>/changes.json``): a store that has not
 loaded the index searches the graph directly from the file while those are all the changes
@@ -48,8 +50,17 @@ import numpy as np
 import numpy.typing as npt
 
 from ...capabilities import Metric
-from .ann_direct import Answer, ChangeLog, Changes, DirectQuery, direct_search, scope_search
-from .ann_faiss import EF_MAX, faiss_available, faiss_module, new_graph, prepared, search_list, searching
+from .ann_direct import Answer, ChangeLog, Changes, DirectQuery, ScopePositions, direct_search, scope_search
+from .ann_faiss import (
+    EF_MAX,
+    faiss_available,
+    faiss_module,
+    map_in,
+    new_graph,
+    prepared,
+    search_list,
+    searching,
+)
 from .ann_files import GraphFiles, read_rows
 from .search import exact_scores, top_k_rows
 from .settings import DEFAULT_ANN_THRESHOLD
@@ -60,6 +71,9 @@ __all__ = ["DEFAULT_ANN_THRESHOLD", "AnnGraph", "AnnRoute", "faiss_available"]
 logger = logging.getLogger("mastra_memory.stores.sqlite.ann")
 
 _ADD_CHUNK: Final = 2_000  # rows added between two checks that the store is still open
+# Seconds a search waits for the graphs opened in the background at start (AnnRoute.warm) before opening
+# its own (a graph on a cold disk can take seconds to open; it is the same work either way).
+_WARM_WAIT: Final = 60.0
 # Stored graph vectors within this of the snapshot's (after the same normalisation) count as the same.
 _SAME_VECTOR: Final = 1e-5
 
@@ -85,6 +99,8 @@ class AnnGraph:
     covered: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     outside: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     touched: list[npt.NDArray[np.int64]] = field(default_factory=list)
+    scopes: ScopePositions = field(default_factory=ScopePositions, repr=False)  # ann_direct.scope_search
+    mapped_in: bool = False  # AnnRoute._map_in asked for
 
     @property
     def size(self) -> int:
@@ -178,12 +194,13 @@ class AnnGraph:
         """The newest position of each seq (an extension re-adds an updated row after its old position),
         or None if one is not in the graph."""
         if self.order is None:
-            # A first build holds its rows in seq order (no sort: ~0.1 s at 1M on a first search).
+            # Saved with the build (ann_files.py); a graph in seq order needs no sort either.
             ascending = bool(np.all(self.seqs[1:] > self.seqs[:-1]))
             order = np.arange(self.size) if ascending else np.argsort(self.seqs, kind="stable")
             self.order = order.astype(np.int64)
-            self.ordered = self.seqs if ascending else self.seqs[self.order]
-        ordered = self.ordered if self.ordered is not None else self.seqs[self.order]
+        if self.ordered is None:
+            self.ordered = self.seqs[self.order]
+        ordered = self.ordered
         at = np.searchsorted(ordered, seqs, side="right") - 1
         if seqs.size and (at.min() < 0 or not np.array_equal(ordered[at], seqs)):
             return None
@@ -241,7 +258,9 @@ def _loaded(files: GraphFiles, dimension: int, metric: Metric) -> AnnGraph | Non
     stored = files.load(dimension, metric)
     if stored is None:
         return None
-    return AnnGraph(stored.index, stored.seqs, dimension, metric, stored.generation, stored.build)
+    graph = AnnGraph(stored.index, stored.seqs, dimension, metric, stored.generation, stored.build)
+    graph.order = stored.order
+    return graph
 
 
 class _Stopped(Exception):
@@ -261,6 +280,7 @@ class AnnRoute:
         self._persisted: set[str] = set()  # indexes known to have a graph on disk
         self._installed: bool | None = None
         self._futures: dict[str, Future[AnnGraph | None]] = {}
+        self._warming: Future[dict[str, AnnGraph]] | None = None  # AnnRoute.warm
         self._pool: ThreadPoolExecutor | None = None
         self._warned = False
         self.builds = 0  # graphs built or extended by this store (tests read it)
@@ -286,7 +306,58 @@ class AnnRoute:
             self._pool = None
         self._graphs.clear()
         self._futures.clear()
+        self._warming = None
         self._stop = threading.Event()
+
+    def warm(self) -> None:
+        """Open the persisted graphs in the background, as the store opens: faiss imported and each graph's
+        links read (about 0.1 s at 1M rows with the files in the page cache, much more from a cold disk),
+        which a process's first search would otherwise wait for (docs/performance.md); :meth:`graph` takes
+        them as they were loaded. Nothing happens without a graph on disk or without faiss."""
+        if self.in_memory or not self.installed():
+            return
+        try:
+            names = [d.name for d in Path(f"{self._path}.ann").iterdir() if (d / "current.json").is_file()]
+        except OSError:
+            return
+        if not names:
+            return
+
+        def job() -> dict[str, AnnGraph]:
+            opened: dict[str, AnnGraph] = {}
+            for name in names:
+                files = self._files(name)
+                shape = files.shape()
+                graph = None if shape is None or self._stop.is_set() else _loaded(files, *shape)
+                if graph is not None:
+                    opened[name] = graph
+            return opened
+
+        self._warming = self._executor().submit(job)
+
+    def _map_in(self, graph: AnnGraph) -> None:
+        """Map in the pages of a persisted graph's vectors in the background, once, when a search first uses
+        it (``ann_faiss.map_in``): the searches after it take no page faults. Not at start: a store whose
+        searches all stay below the threshold (many small users) never maps the graph."""
+        if graph.mapped_in or not graph.build:
+            return
+        graph.mapped_in = True
+        stop = self._stop
+        self._executor().submit(map_in, graph.stored(), stop)
+
+    def _warmed(self) -> None:
+        """Take the graphs :meth:`warm` opened (waiting for them, bounded) where none is held yet."""
+        warming, self._warming = self._warming, None
+        if warming is None:
+            return
+        try:
+            opened = warming.result(timeout=_WARM_WAIT)
+        except Exception:  # a graph that failed to open is opened (or not) by the search itself
+            logger.debug("sqlite store: opening approximate indexes in the background failed", exc_info=True)
+            return
+        for name, graph in opened.items():
+            if self._graphs.get(name) is None and name not in self._futures:
+                self._graphs[name] = graph
 
     def _files(self, name: str) -> GraphFiles:
         return GraphFiles(Path(f"{self._path}.ann") / name)
@@ -349,6 +420,7 @@ class AnnRoute:
         changes = log.resolve(graph.build, graph.generation, folder, q.generation)
         if changes is None or changes.seqs.size > max(10_000, graph.size // 10):
             return None  # the snapshot route checks every position, then extends the graph
+        self._map_in(graph)
         if changes.seqs.size > max(1_000, graph.size // 1_000):
             # Changed rows are read on every search (~5 µs each): add them to the graph in the background.
             self._start_file_job(
@@ -377,6 +449,8 @@ class AnnRoute:
 
     def graph(self, name: str, dimension: int, metric: Metric) -> AnnGraph | None:
         """The graph of ``name`` (a finished background build swapped in, or the persisted one loaded)."""
+        if self._warming is not None:
+            self._warmed()
         future = self._futures.get(name)
         if future is not None and future.done():
             del self._futures[name]
@@ -427,6 +501,7 @@ class AnnRoute:
         else:
             self._start(name, table, registry, snapshot, metric, None)
             return None  # exact until the graph is ready
+        self._map_in(graph)
         slots = graph.candidates(snapshot, rows, vector, k)
         scores = exact_scores(snapshot, slots, vector, metric)
         return top_k_rows(slots, scores, snapshot.ids, k)
@@ -527,10 +602,13 @@ class AnnRoute:
 
         return job
 
-    def _submit(self, name: str, job: Callable[[], AnnGraph | None]) -> Future[AnnGraph | None]:
+    def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mastra-sqlite-ann")
-        future = self._pool.submit(job)
+        return self._pool
+
+    def _submit(self, name: str, job: Callable[[], AnnGraph | None]) -> Future[AnnGraph | None]:
+        future = self._executor().submit(job)
         self._futures[name] = future
         return future
 

@@ -206,6 +206,8 @@ class SQLiteVector(SQLFileVector):
         self._scope_rows = scope_rows
         self._scopes: dict[str, ScopeCache] = {}
         self._ann = AnnRoute(self._db.path, self.settings.ann_threshold, self.settings.ann_background)
+        # A persisted approximate index opens in the background now, not on the first search (ann.py).
+        self._ann.warm()
         self._lexical: SQLiteLexicalIndex | None = None
 
     def lexical_index(self) -> SQLiteLexicalIndex:
@@ -393,15 +395,15 @@ class SQLiteVector(SQLFileVector):
         self, conn: sqlite3.Connection, name: str, index: _IndexRow, scope: Scope, cache: ScopeCache
     ) -> int:
         """The rows of ``scope``, counted only up to :meth:`_large_count` (a million-row scope is not counted
-        to the end; a large one is remembered for the generation)."""
+        to the end), remembered for the generation."""
+        known = cache.counted(scope, index.generation)
+        if known is not None:
+            return known
         large = self._large_count()
-        if cache.large(scope, index.generation):
-            return large
         where = f"WHERE {value_sql(scope.key)} = ?"
         counted = f"SELECT count(*) FROM (SELECT 1 FROM {_table(name)} {where} LIMIT {int(large)})"
         (count,) = conn.execute(counted, (scope.value,)).fetchone()
-        if count >= large:
-            cache.mark_large(scope, index.generation)
+        cache.count(scope, index.generation, int(count))
         return int(count)
 
     def _scope_snapshot(
@@ -420,7 +422,8 @@ class SQLiteVector(SQLFileVector):
             if hit is not None:
                 return scope, hit
         for scope in wanted:
-            if cache.large(scope, index.generation):
+            known = cache.counted(scope, index.generation)
+            if known is not None and known >= self._large_count():
                 return None
             if not scalar_index(conn, name, scope.key):
                 continue
