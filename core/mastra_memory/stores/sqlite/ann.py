@@ -336,9 +336,10 @@ class AnnRoute:
         self._warming = self._executor().submit(job)
 
     def _map_in(self, graph: AnnGraph) -> None:
-        """Map in the pages of a persisted graph's vectors in the background, once, when a search first uses
-        it (``ann_faiss.map_in``): the searches after it take no page faults. Not at start: a store whose
-        searches all stay below the threshold (many small users) never maps the graph."""
+        """Map in the pages of a persisted graph's vectors in the background, once, after the first search
+        that used it (``ann_faiss.map_in``; during it, the two would contend for the same pages): the
+        searches after it take no page faults. Not at start: a store whose searches all stay below the
+        threshold (many small users) never maps the graph."""
         if graph.mapped_in or not graph.build:
             return
         graph.mapped_in = True
@@ -395,7 +396,9 @@ class AnnRoute:
         found = self._direct_graph(name, q)
         if found is None or found[0].size < self.threshold:
             return None
-        return direct_search(q, *found)
+        answer = direct_search(q, *found)
+        self._map_in(found[0])
+        return answer
 
     def direct_scope(self, name: str, q: DirectQuery, scope: tuple[str, str]) -> Answer | None:
         """The exact top ``k`` of one scope below the threshold (``scope``: the SQL of the key's expression
@@ -404,7 +407,11 @@ class AnnRoute:
         if q.metric == "euclidean":
             return None  # the graph holds raw vectors there; only inner products are scored from it
         found = self._direct_graph(name, q)
-        return None if found is None else scope_search(q, *found, scope)
+        if found is None:
+            return None
+        answer = scope_search(q, *found, scope)
+        self._map_in(found[0])
+        return answer
 
     def _direct_graph(self, name: str, q: DirectQuery) -> tuple[AnnGraph, Changes] | None:
         """The persisted graph and every change since its build, when both are known (``ann_direct.py``);
@@ -420,7 +427,6 @@ class AnnRoute:
         changes = log.resolve(graph.build, graph.generation, folder, q.generation)
         if changes is None or changes.seqs.size > max(10_000, graph.size // 10):
             return None  # the snapshot route checks every position, then extends the graph
-        self._map_in(graph)
         if changes.seqs.size > max(1_000, graph.size // 1_000):
             # Changed rows are read on every search (~5 µs each): add them to the graph in the background.
             self._start_file_job(
@@ -501,8 +507,8 @@ class AnnRoute:
         else:
             self._start(name, table, registry, snapshot, metric, None)
             return None  # exact until the graph is ready
-        self._map_in(graph)
         slots = graph.candidates(snapshot, rows, vector, k)
+        self._map_in(graph)
         scores = exact_scores(snapshot, slots, vector, metric)
         return top_k_rows(slots, scores, snapshot.ids, k)
 
