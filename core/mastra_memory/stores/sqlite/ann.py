@@ -344,7 +344,8 @@ class AnnRoute:
             return
         graph.mapped_in = True
         stop = self._stop
-        self._executor().submit(map_in, graph.stored(), stop)
+        # The job holds the graph, so its mapping stays while the job runs (a newer build may replace it).
+        self._executor().submit(lambda: map_in(graph.stored(), stop))
 
     def _warmed(self) -> None:
         """Take the graphs :meth:`warm` opened (waiting for them, bounded) where none is held yet."""
