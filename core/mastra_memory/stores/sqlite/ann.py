@@ -436,8 +436,8 @@ class AnnRoute:
         return graph, changes
 
     def installed(self) -> bool:
-        """Whether faiss can be imported, without importing it (~0.13 s, paid by the first search that uses
-        a graph, not by every scoped search that only asks whether one could)."""
+        """Whether faiss can be imported, without importing it (27 ms from bytecode, 0.12 s from source: paid
+        by the first search that uses a graph, not by each scoped search that only asks whether one could)."""
         if self._installed is None:
             self._installed = importlib.util.find_spec("faiss") is not None
         return self._installed
