@@ -31,9 +31,9 @@ import pytest
 
 from mastra_memory.filters import evaluate
 from mastra_memory.stores.sqlite import store as store_module
-from mastra_memory.stores.sqlite.ann import AnnGraph
 from mastra_memory.stores.sqlite.ann_faiss import map_in
 from mastra_memory.stores.sqlite.ann_files import GraphFiles
+from mastra_memory.stores.sqlite.ann_graph import AnnGraph
 from mastra_memory.stores.sqlite.store import SQLiteVector
 
 from .test_sqlite_ann import (
