@@ -537,6 +537,50 @@ def write_mastra_input(work: Workload, path: Path) -> None:
 
 #: Seconds a timed-out child gets, after SIGINT, to stop the servers it started.
 STOP_GRACE = 60.0
+#: Seconds the processes a timed-out child left behind get, after SIGTERM, before SIGKILL.
+LEFTOVER_GRACE = 10.0
+
+
+def _started(pid: int) -> str | None:
+    """The start time of process ``pid`` (``/proc/<pid>/stat``, field 22), or None if it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _process_tree(pid: int) -> list[tuple[int, str]]:
+    """(pid, start time) of every live descendant of ``pid`` (Linux's ``/proc``; none found elsewhere)."""
+    found: list[tuple[int, str]] = []
+    todo = [pid]
+    while todo:
+        for listing in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            try:
+                children = [int(child) for child in listing.read_text().split()]
+            except OSError:
+                continue
+            for child in children:
+                started = _started(child)
+                if started is not None:
+                    found.append((child, started))
+                    todo.append(child)
+    return found
+
+
+def _stop_leftovers(tree: Sequence[tuple[int, str]]) -> None:
+    """SIGTERM, then SIGKILL after :data:`LEFTOVER_GRACE`, the processes of ``tree`` still running (the same
+    process: its start time unchanged, so a reused pid is left alone)."""
+    alive = [(pid, started) for pid, started in tree if _started(pid) == started]
+    for pid, _ in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + LEFTOVER_GRACE
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [(pid, started) for pid, started in alive if _started(pid) == started]
+    for pid, _ in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _bounded_run(cmd: Sequence[str], *, timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
@@ -545,18 +589,23 @@ def _bounded_run(cmd: Sequence[str], *, timeout: float, **kwargs: Any) -> subpro
     ``subprocess.run(timeout=...)`` SIGKILLs the child, so a worker never reaches the ``finally`` that
     stops the server its target started (servers run in their own session, see the kit's
     ``launcher.py``), and the server stays up. Here the child gets SIGINT first — its context
-    managers stop what it started — and SIGKILL only after :data:`STOP_GRACE` seconds.
+    managers stop what it started — and SIGKILL only after :data:`STOP_GRACE` seconds. A child busy in
+    native code may never see the SIGINT: whatever it started and left running (its descendants when the
+    deadline passed) is then stopped by pid.
     """
     with subprocess.Popen(list(cmd), **kwargs) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            tree = _process_tree(proc.pid)  # before the child exits and its servers lose their parent
             proc.send_signal(signal.SIGINT)
             try:
                 proc.communicate(timeout=STOP_GRACE)
             except subprocess.TimeoutExpired:
                 proc.kill()
-                proc.communicate()
+            _stop_leftovers(tree)
+            # The pipes end once nothing holds them: not before a server that inherited them is stopped.
+            proc.communicate(timeout=STOP_GRACE)
             raise
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)
 

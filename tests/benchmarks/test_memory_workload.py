@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,32 @@ def test_mastra_runs_the_same_workload() -> None:
     result = bench.run_mastra(40, 5, timeout=240)
     assert result["scopes"]["resource"]["recall_at_k"] == 1.0
     assert result["versions"]["@mastra/memory"]
+
+
+_STUBBORN = """
+import signal, subprocess, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # busy in native code: never sees the SIGINT
+server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+open(sys.argv[1], "w").write(str(server.pid))
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the process tree from Linux's /proc")
+@pytest.mark.timeout(60)
+def test_a_timed_out_worker_leaves_no_server_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that ignores SIGINT is killed after the grace, and the server it started in its own session
+    (as the kit's launcher starts them) is stopped by pid instead of left running."""
+    monkeypatch.setattr(bench, "STOP_GRACE", 1.0)
+    monkeypatch.setattr(bench, "LEFTOVER_GRACE", 2.0)
+    pid_file = tmp_path / "server.pid"
+    script = tmp_path / "stubborn.py"
+    script.write_text(_STUBBORN)
+    cmd = [sys.executable, str(script), str(pid_file)]
+    with pytest.raises(subprocess.TimeoutExpired):
+        bench._bounded_run(cmd, timeout=3.0, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while bench._started(server) is not None and time.monotonic() < deadline:
+        time.sleep(0.1)  # reaped by init once killed
+    assert bench._started(server) is None
