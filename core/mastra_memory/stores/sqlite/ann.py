@@ -67,6 +67,8 @@ _ADD_CHUNK: Final = 2_000  # rows added between two checks that the store is sti
 # Seconds a search waits for the graphs opened in the background at start (AnnRoute.warm) before opening
 # its own (a graph on a cold disk can take seconds to open; it is the same work either way).
 _WARM_WAIT: Final = 60.0
+# Seconds the opening at start waits, unless a search needs a graph sooner (AnnRoute.warm).
+_WARM_DELAY: Final = 0.1
 
 
 def _loaded(files: GraphFiles, dimension: int, metric: Metric) -> AnnGraph | None:
@@ -96,6 +98,7 @@ class AnnRoute:
         self._installed: bool | None = None
         self._futures: dict[str, Future[AnnGraph | None]] = {}
         self._warming: Future[dict[str, AnnGraph]] | None = None  # AnnRoute.warm
+        self._wake = threading.Event()  # a search needs the graphs warm() is about to open
         self._pool: ThreadPoolExecutor | None = None
         self._warned = False
         self.builds = 0  # graphs built or extended by this store (tests read it)
@@ -106,6 +109,7 @@ class AnnRoute:
         """Stop a running build (dropped, not published), save what our writes changed since each persisted
         graph (the next process's direct route starts from it: ``ann_direct.py``) and forget the graphs."""
         self._stop.set()
+        self._wake.set()
         for name, log in self._logs.items():
             current = self._files(name).current() if log.last else None
             if current is not None:  # the build on disk now (perhaps never loaded: a process that only wrote)
@@ -123,12 +127,14 @@ class AnnRoute:
         self._futures.clear()
         self._warming = None
         self._stop = threading.Event()
+        self._wake = threading.Event()
 
     def warm(self) -> None:
-        """Open the persisted graphs in the background, as the store opens: faiss imported and each graph's
-        links read (about 0.1 s at 1M rows with the files in the page cache, much more from a cold disk),
-        which a process's first search would otherwise wait for (docs/performance.md); :meth:`graph` takes
-        them as they were loaded. Nothing happens without a graph on disk or without faiss."""
+        """Open the persisted graphs in the background, a moment after the store opens (at once when a search
+        needs one): faiss imported and each graph's links read (about 0.1 s at 1M rows with the files in
+        the page cache, much more from a cold disk), which a process's first search would otherwise wait
+        for (docs/performance.md); :meth:`graph` takes them as they were loaded. Nothing happens without a
+        graph on disk or without faiss."""
         if self.in_memory or not self.installed():
             return
         try:
@@ -138,12 +144,18 @@ class AnnRoute:
         if not names:
             return
 
+        wake, stop = self._wake, self._stop
+
         def job() -> dict[str, AnnGraph]:
+            # A first search that needs no graph (a small user's scope, read from the file) runs alone
+            # first: faiss's import holds the interpreter lock for ~27 ms (a recall issued at once took
+            # ~50 ms instead of 27 beside it). A search that needs a graph wakes the opening at once.
+            wake.wait(_WARM_DELAY)
             opened: dict[str, AnnGraph] = {}
             for name in names:
                 files = self._files(name)
                 shape = files.shape()
-                graph = None if shape is None or self._stop.is_set() else _loaded(files, *shape)
+                graph = None if shape is None or stop.is_set() else _loaded(files, *shape)
                 if graph is not None:
                     opened[name] = graph
             return opened
@@ -165,6 +177,7 @@ class AnnRoute:
     def _warmed(self) -> None:
         """Take the graphs :meth:`warm` opened (waiting for them, bounded) where none is held yet."""
         warming, self._warming = self._warming, None
+        self._wake.set()
         if warming is None:
             return
         try:
