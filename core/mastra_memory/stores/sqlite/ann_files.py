@@ -58,23 +58,30 @@ class GraphFiles:
 
     root: Path
 
-    def current(self) -> tuple[str, str] | None:
-        """(build, generation) of the current build, or None."""
+    def _meta(self) -> dict[str, Any] | None:
+        """``current.json`` as written by :meth:`publish`, or None (none yet, or unreadable)."""
         try:
             meta = json.loads((self.root / "current.json").read_text())
-            return str(meta["build"]), str(meta["generation"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError):
+            return None
+        return meta if isinstance(meta, dict) else None
+
+    def current(self) -> tuple[str, str] | None:
+        """(build, generation) of the current build, or None."""
+        meta = self._meta()
+        try:
+            return None if meta is None else (str(meta["build"]), str(meta["generation"]))
+        except KeyError:
             return None
 
     def shape(self) -> tuple[int, Metric] | None:
         """(dimension, metric) of the current build, or None."""
+        meta = self._meta()
         try:
-            meta = json.loads((self.root / "current.json").read_text())
-            metric = str(meta["metric"])
-            if metric not in ("cosine", "euclidean", "dotproduct"):
+            if meta is None or meta["metric"] not in ("cosine", "euclidean", "dotproduct"):
                 return None
-            return int(meta["dimension"]), cast(Metric, metric)
-        except (OSError, ValueError, KeyError, TypeError):
+            return int(meta["dimension"]), cast(Metric, meta["metric"])
+        except (KeyError, TypeError, ValueError):
             return None
 
     def publish(
@@ -107,8 +114,10 @@ class GraphFiles:
         """The current build, its graph memory-mapped, or None (none, another shape, unreadable)."""
         faiss = faiss_module()
 
+        meta = self._meta()
+        if meta is None:
+            return None
         try:
-            meta = json.loads((self.root / "current.json").read_text())
             folder = self.root / str(meta["build"])
             if meta["dimension"] != dimension or meta["metric"] != metric:
                 return None
@@ -119,10 +128,9 @@ class GraphFiles:
             return None
         if graph.ntotal != seqs.size or graph.d != dimension:
             return None
-        if order is not None and order.shape != seqs.shape:
-            order = None
-        ordered = None if order is None else order.astype(np.int64)
-        return Stored(graph, seqs.astype(np.int64), str(meta["generation"]), str(meta["build"]), ordered)
+        if order is not None:
+            order = order.astype(np.int64) if order.shape == seqs.shape else None
+        return Stored(graph, seqs.astype(np.int64), str(meta["generation"]), str(meta["build"]), order)
 
     def lock(self) -> Any:
         """An exclusive build lock, or None when another process holds it."""
